@@ -1,0 +1,88 @@
+"""The ``thunder`` command: LightningCLI for training plus Thunder's own subcommands.
+
+``thunder fit|validate|test|predict --config X.yaml`` is a plain LightningCLI in subclass mode, so any
+LightningModule / LightningDataModule (ours or a user's) is chosen by ``class_path`` alone. The other
+subcommands (``deid``, ``evaluate``, ``export``, ``tokenizer``, ``taxonomy``, ``data``) are functions
+exposed through jsonargparse; their modules are imported only when the subcommand runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Callable
+
+from lightning.pytorch.cli import LightningCLI
+
+TRAINER_COMMANDS = ("fit", "validate", "test", "predict")
+
+# subcommand -> "module:function", or a group of those
+EXTRA_COMMANDS: dict[str, str | dict[str, str]] = {
+    "deid": "thunder.deid:deid_command",
+    "evaluate": "thunder.evaluate:evaluate_command",
+    "export": "thunder.export:export_command",
+    "tokenizer": {"train": "thunder.tokenizer:train_command"},
+    "taxonomy": {"check": "thunder.taxonomy:check_command", "show": "thunder.taxonomy:show_command"},
+    "data": {"preview": "thunder.data:preview_command"},
+}
+
+EXTRA_HELP = {
+    "deid": "De-identify text files, directories, JSONL or stdin with a trained model.",
+    "evaluate": "Leak rate, over-redaction and the paper's token metrics on annotated data.",
+    "export": "Convert a checkpoint to a Hugging Face model directory.",
+    "tokenizer": "Train a Mecab-ko + BPE tokenizer (thunder tokenizer train ...).",
+    "taxonomy": "Inspect the PII taxonomy (thunder taxonomy show|check ...).",
+    "data": "Preview synthesized training documents (thunder data preview --config X).",
+}
+
+
+class ThunderCLI(LightningCLI):
+    """LightningCLI with subclass mode for both model and data."""
+
+    def __init__(self, args: list[str] | None = None, **kwargs) -> None:
+        kwargs.setdefault("save_config_kwargs", {"overwrite": True})
+        super().__init__(
+            subclass_mode_model=True,
+            subclass_mode_data=True,
+            args=args,
+            **kwargs,
+        )
+
+
+def _resolve(target: str) -> Callable:
+    module_name, function_name = target.split(":")
+    return getattr(importlib.import_module(module_name), function_name)
+
+
+def _print_help() -> None:
+    print("usage: thunder <command> [options]\n")
+    print("Training (LightningCLI; see `thunder fit --help`):")
+    for name in TRAINER_COMMANDS:
+        print(f"  {name:<10} run Trainer.{name} with --config X.yaml")
+    print("\nThunder:")
+    for name, text in EXTRA_HELP.items():
+        print(f"  {name:<10} {text}")
+
+
+def main(args: list[str] | None = None) -> None:
+    """Entry point of the ``thunder`` console script."""
+    from jsonargparse import auto_cli
+
+    args = list(sys.argv[1:] if args is None else args)
+    if not args or args[0] in ("-h", "--help"):
+        _print_help()
+        return
+    command = args[0]
+    if command in EXTRA_COMMANDS:
+        target = EXTRA_COMMANDS[command]
+        if isinstance(target, str):
+            auto_cli(_resolve(target), args=args[1:], as_positional=False)
+        else:
+            functions = {name: _resolve(path) for name, path in target.items()}
+            auto_cli(functions, args=args[1:], as_positional=False)
+        return
+    ThunderCLI(args=args)
+
+
+if __name__ == "__main__":
+    main()
