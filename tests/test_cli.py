@@ -1,0 +1,92 @@
+"""The `thunder` entry point: help, and user modules picked up by class_path alone."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from thunder.cli import EXTRA_COMMANDS, main
+
+USER_MODULE = textwrap.dedent(
+    '''
+    import json
+    import torch
+    import lightning as L
+
+
+    class UserData(L.LightningDataModule):
+        def __init__(self, size: int = 32):
+            super().__init__()
+            self.size = size
+
+        def train_dataloader(self):
+            x = torch.randn(self.size, 4)
+            return torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, x.sum(1, keepdim=True)), batch_size=8)
+
+
+    class UserModel(L.LightningModule):
+        def __init__(self, marker: str, hidden: int = 3):
+            super().__init__()
+            self.marker = marker
+            self.net = torch.nn.Sequential(torch.nn.Linear(4, hidden), torch.nn.Linear(hidden, 1))
+
+        def training_step(self, batch, batch_idx):
+            x, y = batch
+            return torch.nn.functional.mse_loss(self.net(x), y)
+
+        def configure_optimizers(self):
+            return torch.optim.SGD(self.parameters(), lr=0.01)
+
+        def on_train_end(self):
+            with open(self.marker, "w") as f:
+                json.dump({"steps": self.trainer.global_step, "hidden": self.net[0].out_features}, f)
+    '''
+)
+
+
+def test_help_lists_trainer_and_thunder_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["--help"])
+    out = capsys.readouterr().out
+    for command in ("fit", "validate", "test", "predict", *EXTRA_COMMANDS):
+        assert f"  {command} " in out
+
+
+def test_console_script_is_installed() -> None:
+    result = subprocess.run([sys.executable, "-m", "thunder", "--help"], capture_output=True, text=True, check=True)
+    assert "deid" in result.stdout
+
+
+def test_user_modules_by_class_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "user_module.py").write_text(USER_MODULE, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    marker = tmp_path / "marker.json"
+    config = tmp_path / "user.yaml"
+    config.write_text(
+        textwrap.dedent(
+            f"""
+            trainer:
+              max_steps: 3
+              accelerator: cpu
+              logger: false
+              enable_checkpointing: false
+              enable_progress_bar: false
+              default_root_dir: {tmp_path}
+            model:
+              class_path: user_module.UserModel
+              init_args:
+                marker: {marker}
+                hidden: 5
+            data:
+              class_path: user_module.UserData
+            """
+        ),
+        encoding="utf-8",
+    )
+    main(["fit", "--config", str(config)])
+    result = json.loads(marker.read_text(encoding="utf-8"))
+    assert result == {"steps": 3, "hidden": 5}

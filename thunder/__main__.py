@@ -1,0 +1,5 @@
+"""``python -m thunder`` runs the ``thunder`` command."""
+
+from thunder.cli import main
+
+main()
