@@ -1,0 +1,212 @@
+"""Final-consonant rules and particle agreement."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from thunder.particles import (
+    agrees,
+    ends_with_rieul,
+    final_consonant,
+    fix_particle,
+    has_final_consonant,
+    leading_particle,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "final", "rieul"),
+    [
+        ("홍길동", True, False),
+        ("김철수", False, False),
+        ("서울", True, True),
+        ("박하늘", True, True),
+        ("ㄱ", True, False),  # 기역
+        ("ㄹ", True, True),  # 리을
+        ("ㅏ", False, False),
+        ("한빛(주)", False, False),  # brackets and quotes are not pronounced
+        ("'김민준'", True, False),
+        ("김민준  ", True, False),
+        ("Ａ", False, False),  # full-width letters are normalised
+        ("ＫＢ국민", True, False),
+    ],
+)
+def test_hangul_and_jamo(text: str, final: bool, rieul: bool) -> None:
+    assert has_final_consonant(text) is final
+    assert ends_with_rieul(text) is rieul
+
+
+@pytest.mark.parametrize(
+    ("number", "final", "rieul"),
+    [
+        ("0", True, False),  # 영
+        ("1", True, True),  # 일
+        ("2", False, False),  # 이
+        ("3", True, False),  # 삼
+        ("4", False, False),  # 사
+        ("5", False, False),  # 오
+        ("6", True, False),  # 육
+        ("7", True, True),  # 칠
+        ("8", True, True),  # 팔
+        ("9", False, False),  # 구
+        ("10", True, False),  # 십
+        ("12", False, False),  # 십이
+        ("100", True, False),  # 백
+        ("1000", True, False),  # 천
+        ("3,000", True, False),  # 삼천
+        ("10000", True, False),  # 만
+        ("500000", True, False),  # 오십만
+        ("100000000", True, False),  # 억
+        ("1000000000000", False, False),  # 조
+        ("1207", True, True),  # 천이백칠
+        ("2.5", False, False),  # 이점오
+        ("010-1234-5670", True, False),  # ...칠공 (or 칠십): consonant either way
+        ("0010", True, False),  # read digit by digit: 공공일공
+        ("제3", True, False),
+        ("123가4567", True, True),
+    ],
+)
+def test_numbers_are_read_in_korean(number: str, final: bool, rieul: bool) -> None:
+    assert has_final_consonant(number) is final
+    assert ends_with_rieul(number) is rieul
+
+
+@pytest.mark.parametrize("letter", "ABCDEFGHIJKOPQSTUVWXYZ")
+def test_latin_letters_without_final_consonant(letter: str) -> None:
+    assert has_final_consonant(letter) is False
+    assert has_final_consonant(letter.lower()) is False
+
+
+@pytest.mark.parametrize(("letter", "rieul"), [("L", True), ("M", False), ("N", False), ("R", True)])
+def test_latin_letters_with_final_consonant(letter: str, rieul: bool) -> None:
+    assert has_final_consonant(letter) is True
+    assert ends_with_rieul(letter) is rieul
+    assert has_final_consonant(f"user_{letter.lower()}") is True
+
+
+@pytest.mark.parametrize("text", ["", "  ", "漢字", "○○", "#", "%", "→", "()"])
+def test_undecidable(text: str) -> None:
+    assert has_final_consonant(text) is None
+    assert ends_with_rieul(text) is None
+    assert final_consonant(text) is None
+
+
+@pytest.mark.parametrize(
+    ("previous", "following", "expected"),
+    [
+        # 은/는
+        ("홍길동", "는 피해자", "은 피해자"),
+        ("김철수", "은 피해자", "는 피해자"),
+        ("김철수", "는", "는"),
+        ("A", "은,", "는,"),
+        ("홍길동", "은커녕", "은커녕"),
+        ("김철수", "은커녕", "는커녕"),
+        # 이/가
+        ("홍길동", "가 말했다", "이 말했다"),
+        ("김철수", "이 말했다", "가 말했다"),
+        ("M", "가", "이"),
+        # 을/를
+        ("홍길동", "를 때렸다", "을 때렸다"),
+        ("김철수", "을 때렸다", "를 때렸다"),
+        # 과/와
+        ("홍길동", "와 함께", "과 함께"),
+        ("김철수", "과의 관계", "와의 관계"),
+        ("10", "와", "과"),
+        # 으로/로, ㄹ takes 로
+        ("홍길동", "로부터", "으로부터"),
+        ("김철수", "으로부터", "로부터"),
+        ("서울", "으로 갔다", "로 갔다"),
+        ("박하늘", "으로서", "로서"),
+        ("7", "으로", "로"),
+        ("3", "로", "으로"),
+        ("L", "으로써", "로써"),
+        # 이라는/라는, 이라고/라고, 이나/나, 이며/며, 이랑/랑
+        ("김철수", "이라는 사람", "라는 사람"),
+        ("홍길동", "라는 사람", "이라는 사람"),
+        ("김철수", "이라고 소개", "라고 소개"),
+        ("홍길동", "라고는", "이라고는"),
+        ("김철수", "이나 B", "나 B"),
+        ("홍길동", "나 B", "이나 B"),
+        ("김철수", "이며 ", "며 "),
+        ("홍길동", "며,", "이며,"),
+        ("김철수", "이랑 ", "랑 "),
+        ("홍길동", "랑 ", "이랑 "),
+        # vocative 아/야
+        ("영희", "아,", "야,"),
+        ("민준", "야!", "아!"),
+        # copula
+        ("김철수", "이다.", "다."),
+        ("홍길동", "다.", "이다."),
+        ("김철수", "이었다.", "였다."),
+        ("홍길동", "였고 ", "이었고 "),
+        ("김철수", "이에요", "예요"),
+        ("홍길동", "예요", "이에요"),
+    ],
+)
+def test_fix_particle(previous: str, following: str, expected: str) -> None:
+    assert fix_particle(previous, following) == expected
+    assert agrees(previous, expected) is True
+    assert fix_particle(previous, expected) == expected
+
+
+@pytest.mark.parametrize(
+    ("previous", "following"),
+    [
+        ("김수", "이후에"),  # 이후 is a word, not 이 + 후
+        ("홍길동", "가방을"),
+        ("김민준", "로비에서"),
+        ("홍길동", "다방에서"),
+        ("김철수", "이미 "),
+        ("홍길동", "나이가"),
+        ("홍길동", "과장으로"),
+        ("김철수", "은행 계좌"),
+        ("홍길동", " 는"),  # a particle is written without a space
+        ("홍길동", ""),
+        ("홍길동", "에게"),  # 에게 has one form
+        ("홍길동", "의"),
+        ("○○", "는"),  # undecidable previous: unchanged
+        ("", "는"),
+    ],
+)
+def test_words_that_only_start_like_particles_are_untouched(previous: str, following: str) -> None:
+    assert fix_particle(previous, following) == following
+
+
+def test_leading_particle() -> None:
+    assert leading_particle("으로부터 돈을") == ("으로", ("으로", "로"))
+    assert leading_particle("이었다.") == ("이었다", ("이었다", "였다"))
+    assert leading_particle("이후") is None
+    assert agrees("홍길동", "이후") is None
+    assert agrees("○", "은") is None
+    assert agrees("김철수", "은") is False
+
+
+_SYLLABLES = st.integers(0xAC00, 0xD7A3).map(chr)
+
+
+@given(st.text(_SYLLABLES, min_size=1, max_size=4))
+def test_jongseong_decides(word: str) -> None:
+    has_final = (ord(word[-1]) - 0xAC00) % 28 != 0
+    assert has_final_consonant(word) is has_final
+    assert fix_particle(word, "은 ") == ("은 " if has_final else "는 ")
+    assert fix_particle(word, "를 ") == ("을 " if has_final else "를 ")
+    assert agrees(word, fix_particle(word, "이 ")) is True
+
+
+@given(st.integers(0, 10**15))
+def test_every_number_is_decidable(number: int) -> None:
+    assert has_final_consonant(str(number)) is not None
+    assert has_final_consonant(f"{number:,}") == has_final_consonant(str(number))
+
+
+@given(st.text(max_size=6), st.text(max_size=8))
+def test_fix_changes_at_most_the_particle(previous: str, following: str) -> None:
+    fixed = fix_particle(previous, following)
+    found = leading_particle(following)
+    if found is None:
+        assert fixed == following
+    else:
+        assert fixed.endswith(following[len(found[0]) :])
+        assert fixed[: len(fixed) - len(following) + len(found[0])] in found[1]

@@ -1,0 +1,807 @@
+"""Where synthetic mentions come from: mention lists and generators, one :class:`MentionSource` per label.
+
+A label's source is named in the taxonomy (``Label.source``): ``"list"`` takes the label's mention lists
+(``<dir>/<category>/<subcategory>/<file>.json``, each file a JSON object ``{label: [surface form, ...]}``),
+``"generator:<name>"`` one of :data:`GENERATORS`. Generators read the text around every occurrence of the
+entity (:class:`MentionContext`) to stay consistent with it: a person's gender from ``(남, 29세)``, the bank
+of an account number, the upper administrative levels written before a ``구아래주소`` placeholder.
+
+All randomness comes from the ``random.Random`` passed in, so a seeded caller gets reproducible mentions.
+Faker's ``ko_KR`` providers supply data (surnames with their frequencies, given names by gender, road names,
+free-mail domains); they are sampled with that ``random.Random``, never through Faker's own global state.
+Upper administrative levels (province -> city/county -> district) are a table in this module; names below
+them (동, 읍/면, 리, roads) are plausible but not checked against the real hierarchy.
+
+Parsed mention files are cached per process (path, size, mtime), so building a bank again is cheap.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Mapping, Protocol, Sequence
+
+from faker.providers.address.ko_KR import Provider as _FakerAddress
+from faker.providers.internet.ko_KR import Provider as _FakerInternet
+from faker.providers.person.ko_KR import Provider as _FakerPerson
+
+from thunder.particles import agrees, leading_particle
+
+if TYPE_CHECKING:
+    from thunder.taxonomy import Label, Taxonomy
+
+__all__ = [
+    "DEMO_MENTIONS",
+    "GENERATORS",
+    "Generator",
+    "ListSource",
+    "MentionBank",
+    "MentionContext",
+    "MentionError",
+    "MentionLists",
+    "MentionSource",
+    "load_mention_lists",
+]
+
+DEMO_MENTIONS = Path(__file__).parent / "resources" / "demo" / "mentions"
+_PARTICLE_TRIES = 24  # candidates drawn to find one that agrees with the particles after the placeholder
+
+
+class MentionError(LookupError):
+    """A label has no mention source, or a mention file is malformed."""
+
+    def __str__(self) -> str:  # LookupError would show the repr of the message
+        return str(self.args[0]) if self.args else ""
+
+
+@dataclass(frozen=True)
+class MentionContext:
+    """The label and the text (left, right) around every occurrence of one entity (~40 characters)."""
+
+    label: str
+    occurrences: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def lefts(self) -> tuple[str, ...]:
+        return tuple(left for left, _ in self.occurrences)
+
+    @property
+    def rights(self) -> tuple[str, ...]:
+        return tuple(right for _, right in self.occurrences)
+
+
+class MentionSource(Protocol):
+    """Anything that draws one surface form for an entity."""
+
+    def sample(self, rng: random.Random, context: MentionContext) -> str: ...
+
+
+class ListSource:
+    """Uniform choice from a fixed list of surface forms."""
+
+    def __init__(self, mentions: Sequence[str], name: str = "list") -> None:
+        if not mentions:
+            raise MentionError(f"mention list {name!r} is empty")
+        self.mentions = tuple(mentions)
+        self.name = name
+
+    def sample(self, rng: random.Random, context: MentionContext) -> str:
+        return self.mentions[rng.randrange(len(self.mentions))]
+
+    def __repr__(self) -> str:
+        return f"ListSource({self.name!r}, {len(self.mentions)} mentions)"
+
+
+class Generator:
+    """A named generator function ``(rng, context) -> str`` usable as a :class:`MentionSource`."""
+
+    def __init__(self, name: str, function: Callable[[random.Random, MentionContext], str]) -> None:
+        self.name = name
+        self.function = function
+
+    def sample(self, rng: random.Random, context: MentionContext) -> str:
+        return self.function(rng, context)
+
+    def __repr__(self) -> str:
+        return f"Generator({self.name!r})"
+
+
+class _MissingSource:
+    def __init__(self, label: str, dirs: Sequence[Path]) -> None:
+        self.label = label
+        self.dirs = dirs
+
+    def sample(self, rng: random.Random, context: MentionContext) -> str:
+        raise MentionError(
+            f"label {self.label!r} has no mention source: no list for it in {[str(d) for d in self.dirs]}, "
+            f"no generator and no lists in its subcategory (add '<category>/<subcategory>/*.json' with a "
+            f"{self.label!r} key, or give it source 'generator:<name>' in the taxonomy)"
+        )
+
+
+# ------------------------------------------------------------------------------------ context reading
+
+_FEMALE_WORDS = (
+    "아내", "처", "부인", "여자친구", "여자 친구", "여동생", "누나", "언니", "어머니", "모친", "딸", "며느리", "할머니",
+    "여성", "여학생", "여직원", "여종업원", "여사", "이모", "고모", "장모", "시어머니", "손녀", "조카딸", "여친",
+)  # fmt: skip
+_MALE_WORDS = (
+    "남편", "남자친구", "남자 친구", "남동생", "형", "오빠", "아버지", "부친", "아들", "사위", "할아버지", "남성",
+    "남학생", "남직원", "삼촌", "외삼촌", "장인", "시아버지", "손자", "남친",
+)  # fmt: skip
+_PARENTHESIS = re.compile(r"\s*[(\[]([^()\[\]]{1,30})[)\]]")  # "(남, 29세)" right after a mention
+_GENDER_WORDS = {"남": "male", "남자": "male", "남성": "male", "여": "female", "여자": "female", "여성": "female"}
+_GENDER_BEFORE = re.compile(
+    r"(" + "|".join(sorted(_FEMALE_WORDS + _MALE_WORDS, key=len, reverse=True)) + r")(?:인|이자|[ ]?피해자)?\s*$"
+)
+_BIRTH_YEAR = re.compile(r"((?:19|20)\d\d)\s*년\s*(?:생|\d{1,2}\s*월)|((?:19|20)\d\d)\.\s*\d{1,2}\.\s*\d{1,2}\.?\s*생")
+_AGE = re.compile(r"(?:만\s*)?(\d{1,3})\s*세")
+REFERENCE_YEAR = 2021  # judgments of the corpus: ages in them are read relative to this year
+
+
+def infer_gender(context: MentionContext) -> str | None:
+    """``"male"``, ``"female"`` or ``None`` from ``(남, 29세)`` after, or 아내/남편-like words before, a mention."""
+    votes = {"male": 0, "female": 0}
+    for left, right in context.occurrences:
+        match = _PARENTHESIS.match(right)
+        words = re.split(r"[\s,·/]+", match.group(1)) if match else ()
+        gender = next((_GENDER_WORDS[w] for w in words if w in _GENDER_WORDS), None)
+        if gender:
+            votes[gender] += 2
+            continue
+        match = _GENDER_BEFORE.search(left[-16:])
+        if match:
+            votes["female" if match.group(1) in _FEMALE_WORDS else "male"] += 1
+    if votes["male"] == votes["female"]:
+        return None
+    return max(votes, key=votes.__getitem__)
+
+
+def infer_birth_year(context: MentionContext) -> int | None:
+    """A birth year from ``1990년생`` / ``1990. 3. 1.생`` or an age ``(남, 29세)`` right after a mention."""
+    for _, right in context.occurrences:
+        parenthesis = _PARENTHESIS.match(right)
+        if not parenthesis:
+            continue
+        head = parenthesis.group(1)
+        match = _BIRTH_YEAR.search(head)
+        if match:
+            return int(match.group(1) or match.group(2))
+        match = _AGE.search(head)
+        if match and 0 < int(match.group(1)) < 120:
+            return REFERENCE_YEAR - int(match.group(1))
+    return None
+
+
+# ------------------------------------------------------------------------------------ generators
+
+_LAST_NAMES = tuple(_FakerPerson.last_names)
+_LAST_WEIGHTS = tuple(_FakerPerson.last_names.values())
+_GIVEN = {"male": tuple(_FakerPerson.first_names_male), "female": tuple(_FakerPerson.first_names_female)}
+# syllables of composed given names (first, second), by the gender they are commonest for
+_GIVEN_SYLLABLES = {
+    "male": ("민준서도예시주하지건우현승선정유진성재영동상태경병종용기규형광석", "준우호진민현훈수혁석원재영철빈성환기규진섭완식찬범윤"),
+    "female": ("서지수민하윤채은예다소유현혜미나아연정선희경주보가세", "연윤아은민현영진희지원서린경숙정미나예빈주솔혜하슬"),
+}
+
+
+def _given_name(rng: random.Random, gender: str) -> str:
+    if rng.random() < 0.5:
+        return rng.choice(_GIVEN[gender])
+    first, second = _GIVEN_SYLLABLES[gender]
+    name = rng.choice(first) + rng.choice(second)
+    return name if name[0] != name[1] else name[0] + rng.choice(second)
+
+
+def korean_name(rng: random.Random, context: MentionContext) -> str:
+    """A Korean full name (surname + given name) of the gender the context suggests."""
+    gender = infer_gender(context) or rng.choice(("male", "female"))
+    return rng.choices(_LAST_NAMES, _LAST_WEIGHTS)[0] + _given_name(rng, gender)
+
+
+_DAYS_IN_MONTH = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+_RRN_WEIGHTS = (2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5)
+
+
+def rrn_check_digit(first12: str) -> int:
+    """Check digit of a resident registration number from its first 12 digits."""
+    return (11 - sum(int(d) * w for d, w in zip(first12, _RRN_WEIGHTS)) % 11) % 10
+
+
+def resident_number(rng: random.Random, context: MentionContext) -> str:
+    """``YYMMDD-GNNNNNC``: a valid date, the gender/century digit and check digit consistent with the context."""
+    year = min(max(infer_birth_year(context) or rng.randint(1950, 2004), 1900), 2099)
+    gender = infer_gender(context) or rng.choice(("male", "female"))
+    month = rng.randint(1, 12)
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    day = rng.randint(1, _DAYS_IN_MONTH[month - 1] + (1 if month == 2 and leap else 0))
+    century = 0 if year < 2000 else 2  # 1/2: born 1900-1999, 3/4: born 2000 or later (odd: male)
+    digit = (1 if gender == "male" else 2) + century
+    body = f"{year % 100:02d}{month:02d}{day:02d}{digit}{rng.randint(0, 99999):05d}"
+    return f"{body[:6]}-{body[6:]}{rrn_check_digit(body)}"
+
+
+def _digits(rng: random.Random, pattern: str) -> str:
+    return "".join(str(rng.randrange(10)) if c == "#" else c for c in pattern)
+
+
+AREA_CODES = (
+    "02", "031", "032", "033", "041", "042", "043", "044", "051", "052", "053", "054", "055", "061", "062",
+    "063", "064",
+)  # fmt: skip
+_MOBILE_HINT = re.compile(r"휴대|핸드폰|휴대폰|스마트폰|문자|카카오톡|카톡|메시지")
+_SERVICE_HINT = re.compile(r"콜센터|대표번호|고객센터|상담센터")
+
+
+def phone_number(rng: random.Random, context: MentionContext) -> str:
+    """A mobile (``010-1234-5678``), landline with a real area code, or service (``1588-1234``) number."""
+    text = " ".join(context.lefts)
+    if _SERVICE_HINT.search(text):
+        return _digits(rng, rng.choice(("1588-####", "1577-####", "1566-####", "1544-####", "1600-####")))
+    if _MOBILE_HINT.search(text) or rng.random() < 0.7:
+        return _digits(rng, "010-####-####")
+    if rng.random() < 0.1:
+        return _digits(rng, "070-####-####")
+    area = rng.choice(AREA_CODES)
+    return f"{area}-{rng.randint(200, 9999) if area == '02' else rng.randint(200, 999)}-{_digits(rng, '####')}"
+
+
+# bank -> (words that name it in the text, account number patterns in the bank's published layout)
+BANK_ACCOUNT_FORMATS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "KB국민은행": (("국민", "KB"), ("######-##-######", "###-##-####-###")),
+    "신한은행": (("신한",), ("110-###-######", "1##-###-######", "###-##-######")),
+    "우리은행": (("우리",), ("1002-###-######",)),
+    "하나은행": (("하나", "KEB"), ("###-######-#####",)),
+    "NH농협은행": (("농협", "NH", "단위농협", "지역농협"), ("3##-####-####-##", "302-####-####-##", "351-####-####-##")),
+    "IBK기업은행": (("기업", "IBK"), ("###-######-##-###",)),
+    "SC제일은행": (("SC", "제일"), ("###-##-######",)),
+    "한국씨티은행": (("씨티", "시티"), ("###-######-###",)),
+    "카카오뱅크": (("카카오",), ("3333-##-#######", "3355-##-#######")),
+    "케이뱅크": (("케이뱅크", "K뱅크"), ("100-###-######",)),
+    "토스뱅크": (("토스",), ("1000-####-####",)),
+    "우체국": (("우체국",), ("######-##-######",)),
+    "새마을금고": (("새마을",), ("9002-####-####-#", "9003-####-####-#")),
+    "신협": (("신협", "신용협동조합"), ("13#-###-######",)),
+    "수협은행": (("수협",), ("1##-##-######",)),
+    "대구은행": (("대구", "DGB", "iM"), ("5##-##-######-#",)),
+    "부산은행": (("부산", "BNK"), ("1##-####-####-##",)),
+    "경남은행": (("경남",), ("2##-##-#######",)),
+    "광주은행": (("광주",), ("1##-###-######",)),
+    "전북은행": (("전북",), ("5##-##-#######",)),
+    "KDB산업은행": (("산업",), ("###-####-####-###",)),
+}
+_BANK_WORDS = sorted(
+    ((word, bank) for bank, (words, _) in BANK_ACCOUNT_FORMATS.items() for word in words), key=lambda wb: -len(wb[0])
+)
+
+
+def bank_in_text(text: str) -> str | None:
+    """The bank named last in ``text`` (one of :data:`BANK_ACCOUNT_FORMATS`), or ``None``."""
+    best: tuple[int, str] | None = None
+    for word, bank in _BANK_WORDS:
+        position = text.rfind(word)
+        if position >= 0 and (best is None or position > best[0]):
+            best = (position, bank)
+    return best[1] if best else None
+
+
+def account_number(rng: random.Random, context: MentionContext) -> str:
+    """An account number in the layout of the bank named just before it (else of a random bank)."""
+    bank = None
+    for left in context.lefts:
+        bank = bank_in_text(left[-30:]) or bank
+        if bank:
+            break
+    _, patterns = BANK_ACCOUNT_FORMATS[bank or rng.choice(tuple(BANK_ACCOUNT_FORMATS))]
+    return _digits(rng, rng.choice(patterns))
+
+
+def luhn_check_digit(payload: str) -> int:
+    """The digit that makes ``payload + digit`` pass the Luhn check."""
+    total = 0
+    for i, char in enumerate(reversed(payload)):
+        value = int(char) * (2 if i % 2 == 0 else 1)
+        total += value - 9 if value > 9 else value
+    return (10 - total % 10) % 10
+
+
+# (issuer identification number prefixes, length): Visa, Mastercard, Amex, JCB, UnionPay, Korean domestic (BC)
+CARD_PREFIXES: tuple[tuple[tuple[str, ...], int], ...] = (
+    (("4",), 16),
+    (("51", "52", "53", "54", "55", "2221", "2720"), 16),
+    (("34", "37"), 15),
+    (("3528", "3589"), 16),
+    (("62",), 16),
+    (("9410", "9420", "9430", "9440"), 16),
+)
+
+
+def card_number(rng: random.Random, context: MentionContext) -> str:
+    """A card number with a real IIN prefix that passes the Luhn check, grouped as printed on cards."""
+    prefixes, length = rng.choices(CARD_PREFIXES, (40, 30, 5, 5, 5, 15))[0]
+    payload = rng.choice(prefixes)
+    payload += _digits(rng, "#" * (length - 1 - len(payload)))
+    number = payload + str(luhn_check_digit(payload))
+    groups = (4, 6, 5) if length == 15 else (4, 4, 4, 4)
+    parts, start = [], 0
+    for size in groups:
+        parts.append(number[start : start + size])
+        start += size
+    return "-".join(parts)
+
+
+PLATE_PRIVATE = "가나다라마거너더러머버서어저고노도로모보소오조구누두루무부수우주"
+PLATE_COMMERCIAL = "바사아자배"
+PLATE_RENTAL = "하허호"
+PLATE_REGIONS = (
+    "서울", "부산", "대구", "인천", "광주", "대전", "울산", "세종", "경기", "강원", "충북", "충남", "전북", "전남",
+    "경북", "경남", "제주",
+)  # fmt: skip
+_COMMERCIAL_HINT = re.compile(r"택시|화물|버스|택배|영업용|트럭|카고")
+
+
+def vehicle_plate(rng: random.Random, context: MentionContext) -> str:
+    """A plate in the current (``123가4567``, ``12가3456``) or older regional (``서울12가3456``) format."""
+    text = " ".join(context.lefts + context.rights)
+    if _COMMERCIAL_HINT.search(text):
+        letter = rng.choice(PLATE_COMMERCIAL)
+    else:
+        letter = rng.choice(PLATE_PRIVATE if rng.random() < 0.9 else PLATE_RENTAL)
+    style = rng.random()
+    if style < 0.45:
+        return f"{rng.randint(100, 699)}{letter}{rng.randint(1000, 9999)}"
+    if style < 0.8:
+        return f"{rng.randint(10, 99)}{letter}{rng.randint(1000, 9999)}"
+    return f"{rng.choice(PLATE_REGIONS)}{rng.randint(10, 99)}{letter}{rng.randint(1000, 9999)}"
+
+
+# ----------------------------------------------------------------------------------------- addresses
+# upper administrative levels: province -> (short names, {city or county: districts})
+_ADMIN: dict[str, tuple[tuple[str, ...], dict[str, tuple[str, ...]]]] = {
+    "서울특별시": (("서울",), {"": tuple(
+        "종로구 중구 용산구 성동구 광진구 동대문구 중랑구 성북구 강북구 도봉구 노원구 은평구 서대문구 마포구 양천구 강서구 "
+        "구로구 금천구 영등포구 동작구 관악구 서초구 강남구 송파구 강동구".split())}),
+    "부산광역시": (("부산",), {"": tuple("중구 서구 동구 영도구 부산진구 동래구 남구 북구 해운대구 사하구 금정구 강서구 연제구 "
+                                    "수영구 사상구".split()), "기장군": ()}),
+    "대구광역시": (("대구",), {"": tuple("중구 동구 서구 남구 북구 수성구 달서구".split()), "달성군": (), "군위군": ()}),
+    "인천광역시": (("인천",), {"": tuple("중구 동구 미추홀구 연수구 남동구 부평구 계양구 서구".split()), "강화군": (),
+                          "옹진군": ()}),
+    "광주광역시": (("광주",), {"": tuple("동구 서구 남구 북구 광산구".split())}),
+    "대전광역시": (("대전",), {"": tuple("동구 중구 서구 유성구 대덕구".split())}),
+    "울산광역시": (("울산",), {"": tuple("중구 남구 동구 북구".split()), "울주군": ()}),
+    "세종특별자치시": (("세종",), {"": ()}),
+    "경기도": (("경기",), {
+        "수원시": ("장안구", "권선구", "팔달구", "영통구"), "성남시": ("수정구", "중원구", "분당구"),
+        "고양시": ("덕양구", "일산동구", "일산서구"), "용인시": ("처인구", "기흥구", "수지구"),
+        "안산시": ("상록구", "단원구"), "안양시": ("만안구", "동안구"), **dict.fromkeys(
+            "부천시 남양주시 화성시 평택시 의정부시 시흥시 파주시 김포시 광명시 광주시 군포시 하남시 오산시 이천시 안성시 "
+            "의왕시 양주시 구리시 포천시 여주시 동두천시 과천시 가평군 양평군 연천군".split(), ())}),
+    "강원특별자치도": (("강원", "강원도"), dict.fromkeys(
+        "춘천시 원주시 강릉시 동해시 태백시 속초시 삼척시 홍천군 횡성군 영월군 평창군 정선군 철원군 화천군 양구군 인제군 "
+        "고성군 양양군".split(), ())),
+    "충청북도": (("충북",), {"청주시": ("상당구", "서원구", "흥덕구", "청원구"), **dict.fromkeys(
+        "충주시 제천시 보은군 옥천군 영동군 증평군 진천군 괴산군 음성군 단양군".split(), ())}),
+    "충청남도": (("충남",), {"천안시": ("동남구", "서북구"), **dict.fromkeys(
+        "공주시 보령시 아산시 서산시 논산시 계룡시 당진시 금산군 부여군 서천군 청양군 홍성군 예산군 태안군".split(), ())}),
+    "전북특별자치도": (("전북", "전라북도"), {"전주시": ("완산구", "덕진구"), **dict.fromkeys(
+        "군산시 익산시 정읍시 남원시 김제시 완주군 진안군 무주군 장수군 임실군 순창군 고창군 부안군".split(), ())}),
+    "전라남도": (("전남",), dict.fromkeys(
+        "목포시 여수시 순천시 나주시 광양시 담양군 곡성군 구례군 고흥군 보성군 화순군 장흥군 강진군 해남군 영암군 무안군 "
+        "함평군 영광군 장성군 완도군 진도군 신안군".split(), ())),
+    "경상북도": (("경북",), {"포항시": ("남구", "북구"), **dict.fromkeys(
+        "경주시 김천시 안동시 구미시 영주시 영천시 상주시 문경시 경산시 의성군 청송군 영양군 영덕군 청도군 고령군 성주군 "
+        "칠곡군 예천군 봉화군 울진군 울릉군".split(), ())}),
+    "경상남도": (("경남",), {"창원시": ("의창구", "성산구", "마산합포구", "마산회원구", "진해구"), **dict.fromkeys(
+        "진주시 통영시 사천시 김해시 밀양시 거제시 양산시 의령군 함안군 창녕군 고성군 남해군 하동군 산청군 함양군 거창군 "
+        "합천군".split(), ())}),
+    "제주특별자치도": (("제주", "제주도"), dict.fromkeys(("제주시", "서귀포시"), ())),
+}  # fmt: skip
+_DONGS = tuple(
+    "역삼동 신림동 봉천동 상계동 중계동 대치동 잠실동 화곡동 목동 신정동 구로동 가산동 대림동 신길동 당산동 합정동 망원동 "
+    "서교동 성수동 행당동 금호동 옥수동 한남동 청파동 신당동 명륜동 정릉동 돈암동 미아동 수유동 쌍문동 방학동 월계동 공릉동 "
+    "면목동 상봉동 중화동 휘경동 장안동 천호동 암사동 둔촌동 명일동 고덕동 가락동 문정동 방이동 석촌동 삼성동 청담동 논현동 "
+    "신사동 개포동 일원동 양재동 방배동 반포동 서초동 사당동 흑석동 상도동 대방동 중동 상동 송내동 범계동 매탄동 인계동 "
+    "정자동 서현동 야탑동 수내동 구월동 주안동 간석동 부평동 만수동 연산동 서면동 좌동 우동 반여동 덕천동 하단동 괴정동 "
+    "범어동 만촌동 수성동 두류동 본리동 월성동 상인동 복현동 산격동 둔산동 갈마동 월평동 봉명동 노은동 용암동 율량동 "
+    "가경동 복대동 상당동 금남동 치평동 월곡동 수완동 첨단동 삼산동 달동 신정동 효문동 중앙동 남산동 교동 신흥동".split()
+)
+_PLACE_SYLLABLES = "가강고금남내대덕동두마매명문미백보봉부북사산상서석선성송수신안양연오옥용우원월유율은장정조중지진창천청초태평하학한해현호화효흥"
+_ROAD_NAMES = tuple(_FakerAddress.road_names) + tuple(
+    "중앙 시청 역전 번영 동부 서부 남부 북부 평화 희망 문화 새마을 신흥 대학 공원 시장 충렬 중부 강변 산업".split()
+)
+_LEVEL = re.compile(r"(도|시|군|구|읍|면|동)(?:아래|이하)주소$")
+
+
+def _place(rng: random.Random, suffix: str) -> str:
+    return rng.choice(_PLACE_SYLLABLES) + rng.choice(_PLACE_SYLLABLES) + suffix
+
+
+def _lot(rng: random.Random) -> str:
+    main = rng.randint(1, 1999)
+    roll = rng.random()
+    if roll < 0.45:
+        return f"{main}-{rng.randint(1, 99)}"
+    return f"산 {rng.randint(1, 299)}" if roll < 0.5 else str(main)
+
+
+def _road(rng: random.Random) -> str:
+    name = rng.choice(_ROAD_NAMES)
+    name += "로" if name.endswith("대") else rng.choice(("로", "로", "길", "대로"))
+    if rng.random() < 0.35:
+        name += f"{rng.randint(1, 80)}번길" if rng.random() < 0.5 else f"{rng.randint(1, 60)}길"
+    number = str(rng.randint(1, 399))
+    if rng.random() < 0.2:
+        number += f"-{rng.randint(1, 30)}"
+    return f"{name} {number}"
+
+
+def _below_district(rng: random.Random) -> str:
+    """Below a 구 (or a city without districts): 동 + lot number, or a road address."""
+    return _road(rng) if rng.random() < 0.45 else f"{rng.choice(_DONGS)} {_lot(rng)}"
+
+
+def _below_town(rng: random.Random) -> str:
+    """Below an 읍 or 면: 리 + lot number, or a road address."""
+    return _road(rng) if rng.random() < 0.3 else f"{_place(rng, '리')} {_lot(rng)}"
+
+
+def _below_county(rng: random.Random) -> str:
+    return f"{_place(rng, rng.choice('읍면면'))} {_below_town(rng)}"
+
+
+def _below_city(rng: random.Random, districts: Sequence[str]) -> str:
+    if districts and rng.random() < 0.5:
+        return f"{rng.choice(districts)} {_below_district(rng)}"
+    return _below_county(rng) if rng.random() < 0.15 else _below_district(rng)
+
+
+def _below_province(rng: random.Random, province: str | None) -> str:
+    province = province or rng.choice(tuple(p for p in _ADMIN if _ADMIN[p][1].keys() - {""}))
+    units = [unit for unit in _ADMIN[province][1] if unit]
+    if not units:  # metropolitan city without counties, or 세종
+        return _below_metropolis(rng, province)
+    unit = rng.choice(units)
+    body = _below_county(rng) if unit.endswith("군") else _below_city(rng, _ADMIN[province][1][unit])
+    return f"{unit} {body}"
+
+
+def _below_metropolis(rng: random.Random, province: str) -> str:
+    districts = _ADMIN[province][1].get("", ())
+    if not districts:
+        return _below_district(rng)
+    return f"{rng.choice(districts)} {_below_district(rng)}"
+
+
+_PROVINCE_WORDS = {
+    word: province for province, (short, _) in _ADMIN.items() for word in (province, *short)
+}
+_UNIT_PROVINCES: dict[str, list[str]] = {}
+for _province, (_, _units) in _ADMIN.items():
+    for _unit, _districts in _units.items():
+        for _name in (_unit, *_districts):
+            if _name:
+                _UNIT_PROVINCES.setdefault(_name, []).append(_province)
+
+
+def _upper_levels(left: str) -> tuple[str | None, str | None, str | None]:
+    """The province, city/county and district (구) written last before a placeholder
+    (``"경기 성남시 분당구 "`` -> 경기도, 성남시, 분당구)."""
+    province = city = district = None
+    for word in re.findall(r"[가-힣]+", left[-30:]):
+        if word in _PROVINCE_WORDS:
+            province, city, district = _PROVINCE_WORDS[word], None, None
+        elif word.endswith(("시", "군")) and word in _UNIT_PROVINCES:
+            city, district = word, None
+            if province not in _UNIT_PROVINCES[word]:
+                province = _UNIT_PROVINCES[word][0]
+        elif word.endswith("구") and word in _UNIT_PROVINCES:
+            district = word
+    return province, city, district
+
+
+def address(rng: random.Random, context: MentionContext) -> str:
+    """An address, or for ``<level>아래주소`` labels only the part below that level, consistent with the
+    upper levels written before the placeholder (``성남시 <<<시아래주소>>>`` -> ``분당구 정자동 12-3``)."""
+    level_match = _LEVEL.search(context.label)
+    left = context.lefts[0] if context.lefts else ""
+    province, city, district = _upper_levels(left)
+    if level_match is None:  # a full address
+        province = province or rng.choice(tuple(_ADMIN))
+        short = rng.choice((province, *_ADMIN[province][0]))
+        return f"{short} {_below_province(rng, province)}"
+    level = level_match.group(1)
+    if level == "도":
+        if province and not _ADMIN[province][1].keys() - {""}:
+            return _below_metropolis(rng, province)
+        return _below_province(rng, province)
+    if level == "시":
+        if district:  # "청주시 상당구 <<<시아래주소>>>": the district is already written
+            return _below_district(rng)
+        if province and city is None and "" in _ADMIN[province][1]:  # 서울시 / 부산시 ...
+            return _below_metropolis(rng, province)
+        districts = _ADMIN[province][1].get(city, ()) if province and city else ()
+        return _below_city(rng, districts)
+    if level == "군":
+        return _below_county(rng)
+    if level in ("읍", "면"):
+        return _below_town(rng)
+    if level == "동":
+        return _lot(rng)
+    return _below_district(rng)  # 구
+
+
+_ROMAN_SYLLABLES = (
+    "min", "jun", "seo", "ji", "hyun", "woo", "yoon", "soo", "young", "jin", "ho", "jae", "eun", "hye", "kyung",
+    "sung", "dong", "sang", "chul", "tae", "ha", "na", "yeon", "mi", "sun", "hee", "joo", "bo", "da", "chae",
+    "gyu", "won", "hoon", "seok", "bin", "ah", "ra", "yu", "ye", "in",
+)  # fmt: skip
+_SURNAMES_ROMAN = ("kim", "lee", "park", "choi", "jung", "kang", "cho", "yoon", "jang", "lim", "han", "shin", "oh")
+_WORDS = ("sky", "blue", "happy", "star", "moon", "love", "angel", "king", "dream", "lucky", "smile", "cool", "zzang")
+
+
+def user_id(rng: random.Random, context: MentionContext) -> str:
+    """An online account name: romanized Korean syllables or an English word, often with digits."""
+    roll = rng.random()
+    if roll < 0.45:
+        base = rng.choice(_SURNAMES_ROMAN) + "".join(rng.choice(_ROMAN_SYLLABLES) for _ in range(rng.randint(1, 2)))
+    elif roll < 0.75:
+        base = "".join(rng.choice(_ROMAN_SYLLABLES) for _ in range(2))
+    else:
+        base = rng.choice(_WORDS) + rng.choice(("", "_", "")) + rng.choice(_ROMAN_SYLLABLES)
+    if rng.random() < 0.65:
+        base += rng.choice(("", "", "_", ".")) + str(rng.choice((rng.randint(1, 99), rng.randint(1970, 2009))))
+    return base.strip("._")
+
+
+_EMAIL_DOMAINS = tuple(_FakerInternet.free_email_domains) + ("naver.com", "naver.com", "kakao.com", "daum.net")
+
+
+def email(rng: random.Random, context: MentionContext) -> str:
+    """``user@domain`` with a Korean free-mail domain."""
+    return f"{user_id(rng, context).replace('.', '_')}@{rng.choice(_EMAIL_DOMAINS)}"
+
+
+def url(rng: random.Random, context: MentionContext) -> str:
+    """A URL of a Korean blog, cafe, open chat, shop or a plain site."""
+    name = user_id(rng, context).replace(".", "").replace("_", "")
+    roll = rng.randrange(7)
+    if roll == 0:
+        return f"https://blog.naver.com/{name}/{rng.randint(220000000000, 223999999999)}"
+    if roll == 1:
+        return f"https://cafe.naver.com/{name}/{rng.randint(1, 99999)}"
+    if roll == 2:
+        return f"https://{name}.tistory.com/{rng.randint(1, 999)}"
+    if roll == 3:
+        code = "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789") for _ in range(8))
+        return f"https://open.kakao.com/o/{code}"
+    if roll == 4:
+        return f"https://smartstore.naver.com/{name}"
+    if roll == 5:
+        return f"https://cafe.daum.net/{name}"
+    scheme = rng.choice(("https://", "http://", "www.", "https://www."))
+    return f"{scheme}{name}.{rng.choice(('com', 'co.kr', 'kr', 'net'))}"
+
+
+def age(rng: random.Random, context: MentionContext) -> str:
+    """An age; ``세`` is added unless the text after the placeholder already has it."""
+    value = str(rng.choices((rng.randint(14, 19), rng.randint(20, 69), rng.randint(70, 89)), (10, 80, 10))[0])
+    rights = context.rights
+    if not rights or any(right.lstrip().startswith(("세", "살", "대")) for right in rights):
+        return value
+    return value + "세"
+
+
+GENERATORS: dict[str, Generator] = {
+    name: Generator(name, function)
+    for name, function in (
+        ("korean_name", korean_name),
+        ("resident_number", resident_number),
+        ("phone_number", phone_number),
+        ("account_number", account_number),
+        ("card_number", card_number),
+        ("vehicle_plate", vehicle_plate),
+        ("address", address),
+        ("email", email),
+        ("url", url),
+        ("user_id", user_id),
+        ("age", age),
+    )
+}
+
+# labels whose taxonomy source is "list" but that have no list: a generator that fits their name
+_GENERATOR_BY_LABEL = {
+    "내국인이름": "korean_name", "주민등록번호": "resident_number", "전화번호": "phone_number",
+    "휴대전화번호": "phone_number", "계좌번호": "account_number", "신용카드번호": "card_number",
+    "카드번호": "card_number", "차량번호": "vehicle_plate", "주소": "address", "이메일주소": "email", "URL": "url",
+    "아이디": "user_id", "나이": "age",
+}  # fmt: skip
+# numbering labels (a building 동, a floor, a room ...) without a list: small numbers
+_NUMBER_LABELS = {"동": (101, 120), "층": (1, 20), "호실": (101, 1520), "호": (101, 1520), "번호": (1, 99),
+                  "호선": (1, 9), "출구번호": (1, 12), "승강장번호": (1, 12), "지하철칸": (1, 10),
+                  "출생연도": (1950, 2005)}  # fmt: skip
+
+
+def _number_source(low: int, high: int) -> Generator:
+    return Generator(f"number[{low}-{high}]", lambda rng, context: str(rng.randint(low, high)))
+
+
+# ------------------------------------------------------------------------------------ mention lists
+
+_FILE_CACHE: dict[tuple[str, int, int], tuple[tuple[str, tuple[str, ...]], ...]] = {}
+
+
+def _read_list_file(path: Path) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``(label, mentions)`` pairs of one mention file (cached by path, size and mtime); a file whose values
+    are not all lists (such as the combined ``all_categories.json``) yields nothing."""
+    stat = path.stat()
+    key = (str(path.absolute()), stat.st_mtime_ns, stat.st_size)
+    cached = _FILE_CACHE.get(key)
+    if cached is not None:
+        return cached
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise MentionError(f"{path}: not a UTF-8 JSON mention file ({error})") from None
+    if not isinstance(data, dict):
+        raise MentionError(f"{path}: a mention file must hold a JSON object {{label: [mention, ...]}}")
+    pairs: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    if all(isinstance(value, list) for value in data.values()):
+        pairs = tuple(
+            (str(label).strip(), tuple(dict.fromkeys(s.strip() for s in values if isinstance(s, str) and s.strip())))
+            for label, values in data.items()
+        )
+    _FILE_CACHE[key] = pairs
+    return pairs
+
+
+@dataclass(frozen=True)
+class MentionLists:
+    """Mention lists read from mention directories: by label, and pooled by (category, subcategory) folder."""
+
+    by_label: dict[str, tuple[str, ...]]
+    by_folder: dict[tuple[str, str], tuple[str, ...]]
+
+
+def load_mention_lists(dirs: Sequence[str | Path]) -> MentionLists:
+    """Read every ``<dir>/<category>[/<subcategory>]/<file>.json``; lists of the same label are merged."""
+    by_label: dict[str, dict[str, None]] = {}
+    by_folder: dict[tuple[str, str], dict[str, None]] = {}
+    for directory in map(Path, dirs):
+        if not directory.is_dir():
+            raise MentionError(f"mention directory {directory} does not exist")
+        for path in sorted(directory.rglob("*.json")):
+            parts = path.relative_to(directory).parts
+            if len(parts) < 2:  # a combined file at the top (all_categories.json)
+                continue
+            folder = (parts[0], parts[1] if len(parts) > 2 else "")
+            for label, mentions in _read_list_file(path):
+                by_label.setdefault(label, {}).update(dict.fromkeys(mentions))
+                by_folder.setdefault(folder, {}).update(dict.fromkeys(mentions))
+    return MentionLists(
+        {label: tuple(m) for label, m in by_label.items() if m},
+        {folder: tuple(m) for folder, m in by_folder.items() if m},
+    )
+
+
+def particle_after(label: str, right: str) -> str | None:
+    """``right`` if it starts with a particle that belongs to the mention (not to the label's own suffix, as
+    in ``<<<학과>>>B<<</학과>>>과``), else ``None``."""
+    found = leading_particle(right)
+    if found is None or label.endswith(found[0]):
+        return None
+    return right
+
+
+def repeated_word(label: str, rights: Sequence[str]) -> str | None:
+    """The generic word of ``label`` (its name or a tail of it, two syllables or more) that the text writes
+    right after a placeholder (``<<<은행>>>N<<</은행>>>은행``), or ``None``."""
+    for right in rights:
+        after = right.lstrip(" '\"‘’“”")
+        for size in range(len(label), 1, -1):
+            if after.startswith(label[-size:]):
+                return label[-size:]
+    return None
+
+
+class MentionBank:
+    """One :class:`MentionSource` per taxonomy label; draws mentions that agree with the particles that
+    follow their placeholders."""
+
+    def __init__(
+        self, sources: Mapping[str, MentionSource], taxonomy: Taxonomy | None = None, missing: Sequence[str] = ()
+    ) -> None:
+        self.sources = dict(sources)
+        self.taxonomy = taxonomy
+        self.missing = tuple(missing)  # labels that have no source (sampling them raises MentionError)
+
+    @classmethod
+    def from_dirs(
+        cls, taxonomy: Taxonomy, dirs: Sequence[str | Path], *, strict: bool = False
+    ) -> "MentionBank":
+        """Sources for every label of ``taxonomy``: its lists from ``dirs`` (source ``"list"``) or its generator.
+
+        A ``"list"`` label without a list falls back to a generator that fits its name, then to small numbers
+        for numbering labels (층, 호실 ...), then to the pooled lists of its subcategory folder, then of its
+        category folder. A label left
+        with nothing raises :class:`MentionError` naming it when sampled (at once with ``strict=True``).
+        """
+        dirs = [Path(d) for d in dirs]
+        lists = load_mention_lists(dirs)
+        by_label: dict[str, list[str]] = {}
+        for key, mentions in lists.by_label.items():
+            name = key if key in taxonomy.labels else _resolve(taxonomy, key)
+            if name is not None:
+                by_label.setdefault(name, []).extend(mentions)
+        sources: dict[str, MentionSource] = {}
+        missing = []
+        for label in taxonomy.labels.values():
+            source = _source_for(label, by_label, lists.by_folder)
+            if source is None:
+                missing.append(label.name)
+                source = _MissingSource(label.name, dirs)
+            sources[label.name] = source
+        if strict and missing:
+            raise MentionError(f"labels without a mention source in {[str(d) for d in dirs]}: {', '.join(missing)}")
+        return cls(sources, taxonomy, missing)
+
+    def source(self, label: str) -> MentionSource:
+        """The source of a label (canonical name, or a raw tag the taxonomy resolves)."""
+        source = self.sources.get(label)
+        if source is None and self.taxonomy is not None:
+            name = _resolve(self.taxonomy, label)
+            source = self.sources.get(name) if name else None
+        if source is None:
+            raise MentionError(f"no mention source for label {label!r}")
+        return source
+
+    def sample(self, label: str, rng: random.Random, context: MentionContext) -> str:
+        """A mention for one entity, preferring one that agrees with the particles after its occurrences and
+        ends with the generic word the text repeats after it (``우리은행`` before ``은행 계좌``)."""
+        source = self.source(label)
+        name = context.label or label
+        rights = [r for r in (particle_after(name, right) for right in context.rights) if r]
+        generic = repeated_word(name, context.rights)
+        best, best_score, full = "", -1, len(rights) + bool(generic)
+        for _ in range(_PARTICLE_TRIES if full else 1):
+            mention = source.sample(rng, context)
+            score = sum(agrees(mention, right) is not False for right in rights)
+            score += bool(generic) and mention.endswith(generic)
+            if score > best_score:
+                best, best_score = mention, score
+            if score == full:
+                break
+        return best
+
+
+def _resolve(taxonomy: Taxonomy, tag: str) -> str | None:
+    try:
+        return taxonomy.resolve(tag).label.name
+    except KeyError:
+        return None
+
+
+def _source_for(
+    label: Label, lists: Mapping[str, Sequence[str]], folders: Mapping[tuple[str, str], Sequence[str]]
+) -> MentionSource | None:
+    if label.source.startswith("generator:"):
+        name = label.source.split(":", 1)[1]
+        if name not in GENERATORS:
+            raise MentionError(f"label {label.name!r}: unknown generator {name!r} (known: {', '.join(GENERATORS)})")
+        return GENERATORS[name]
+    # entries such as "E모텔" under 모텔 are placeholder codes the list authors left in: not mentions
+    mentions = [m for m in lists.get(label.name, ()) if not ("A" <= m[0] <= "Z" and m[1:] in ("", label.name))]
+    if mentions:
+        return ListSource(mentions, label.name)
+    if label.name in _GENERATOR_BY_LABEL or _LEVEL.search(label.name):
+        return GENERATORS[_GENERATOR_BY_LABEL.get(label.name, "address")]
+    if label.name in _NUMBER_LABELS:
+        return _number_source(*_NUMBER_LABELS[label.name])
+    pool = folders.get((label.category, label.subcategory))
+    if pool:
+        return ListSource(pool, f"{label.category}/{label.subcategory}")
+    pool = tuple(dict.fromkeys(m for (category, _), ms in folders.items() if category == label.category for m in ms))
+    return ListSource(pool, label.category) if pool else None
+

@@ -1,0 +1,180 @@
+"""Korean final-consonant (받침) rules and particle agreement (은/는, 이/가, 을/를, ...).
+
+A particle written directly after a word takes one form after a final consonant and another after a vowel
+(``책은`` / ``사과는``); ``으로``/``로`` also takes ``로`` after a final ㄹ (``서울로``). Thunder needs this twice:
+a synthesized mention must agree with the particle the original text wrote after its placeholder, and a
+de-identified entity (``A``, ``B``) must carry the particle that agrees with its letter.
+
+Rules (conservative by design):
+
+* The *pronounced* end of ``previous`` decides. Trailing whitespace, closing quotes and closing brackets are
+  skipped (``한빛(주)는`` reads ``주``). Hangul syllables use their 종성; lone consonant jamo (``ㄱ`` = 기역)
+  end in a consonant, lone vowel jamo do not. Numbers are read in Sino-Korean: the last non-zero digit
+  (일 삼 육 칠 팔 영/공 end in a consonant, 이 사 오 구 do not) or, after trailing zeros, the unit
+  (십 백 천 만 억 end in a consonant, 조 does not; 경 does). Latin letters are read by their English names:
+  L, M, N, R end in a consonant (L and R in ㄹ), all others in a vowel. Anything else (Hanja, symbols,
+  ``○``) is undecidable: ``None``, and nothing is changed.
+* A particle is recognised only at the very start of ``following`` and only when it is followed by a word
+  boundary (end of text, whitespace, punctuation) or by one of a few listed continuations
+  (``으로부터``, ``과의``, ``이었다`` ...). So ``이후``, ``가방``, ``로비``, ``다방`` are never touched.
+* Ambiguous vowel forms are resolved to the commoner particle: ``야`` becomes vocative ``아``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = [
+    "agrees",
+    "ends_with_rieul",
+    "final_consonant",
+    "fix_particle",
+    "has_final_consonant",
+    "leading_particle",
+]
+
+_HANGUL_FIRST, _HANGUL_LAST = 0xAC00, 0xD7A3
+_JONGSEONG = " ㄱㄲㄳㄴㄵㄶㄷㄹㄺㄻㄼㄽㄾㄿㅀㅁㅂㅄㅅㅆㅇㅈㅊㅋㅌㅍㅎ"
+# lone consonant jamo are read by their names (기역, 니은, 디귿, 리을, ...): final consonant of the name
+_JAMO_NAME_FINAL = {
+    "ㄱ": "ㄱ", "ㄲ": "ㄱ", "ㄴ": "ㄴ", "ㄷ": "ㄷ", "ㄸ": "ㄷ", "ㄹ": "ㄹ", "ㅁ": "ㅁ", "ㅂ": "ㅂ", "ㅃ": "ㅂ",
+    "ㅅ": "ㅅ", "ㅆ": "ㅅ", "ㅇ": "ㅇ", "ㅈ": "ㅈ", "ㅉ": "ㅈ", "ㅊ": "ㅊ", "ㅋ": "ㅋ", "ㅌ": "ㅌ", "ㅍ": "ㅍ",
+    "ㅎ": "ㅎ",
+}  # fmt: skip
+_DIGIT_FINAL = {"0": "ㅇ", "1": "ㄹ", "2": "", "3": "ㅁ", "4": "", "5": "", "6": "ㄱ", "7": "ㄹ", "8": "ㄹ", "9": ""}
+# unit read after k trailing zeros: 십 백 천 만 (십만 백만 천만) 억 ... 조 ... 경
+_UNIT_FINAL = {1: "ㅂ", 2: "ㄱ", 3: "ㄴ", 4: "ㅁ", 5: "ㅁ", 6: "ㅁ", 7: "ㅁ", 8: "ㄱ", 9: "ㄱ", 10: "ㄱ", 11: "ㄱ"}
+_UNIT_FINAL.update({k: "" for k in range(12, 16)})
+_LATIN_FINAL = {"L": "ㄹ", "M": "ㅁ", "N": "ㄴ", "R": "ㄹ"}
+_SKIPPED_TAIL = set(" \t\r\n\u00a0'\"’”`)]}」』〉》】〕")
+_NUMBER_TAIL = re.compile(r"[0-9][0-9,]*$")
+
+
+def final_consonant(text: str) -> str | None:
+    """The final consonant (jamo) of the last pronounced character of ``text``; ``""`` for a vowel end;
+    ``None`` where undecidable (empty text, Hanja, symbols)."""
+    # full-width forms -> ASCII; compatibility jamo (ㄱ, ㅏ) are kept (NFKC would decompose them)
+    text = "".join(c if "\u3131" <= c <= "\u318e" else unicodedata.normalize("NFKC", c) for c in text[-40:])
+    end = len(text)
+    while end and text[end - 1] in _SKIPPED_TAIL:
+        end -= 1
+    if not end:
+        return None
+    char = text[end - 1]
+    code = ord(char)
+    if _HANGUL_FIRST <= code <= _HANGUL_LAST:
+        return _JONGSEONG[(code - _HANGUL_FIRST) % 28].strip()
+    if char in _JAMO_NAME_FINAL:
+        return _JAMO_NAME_FINAL[char]
+    if "ㅏ" <= char <= "ㅣ":
+        return ""
+    if char.isascii() and char.isdigit():
+        digits = _NUMBER_TAIL.search(text[:end]).group().replace(",", "")
+        stripped = digits.rstrip("0")
+        zeros = len(digits) - len(stripped)
+        if not stripped or zeros == 0:
+            return _DIGIT_FINAL[digits[-1]]
+        if digits.startswith("0"):  # a code read digit by digit: "...0" is 공
+            return "ㅇ"
+        return _UNIT_FINAL.get(zeros, "ㅇ")  # 16+ zeros: 경
+    if char.isascii() and char.isalpha():
+        return _LATIN_FINAL.get(char.upper(), "")
+    return None
+
+
+def has_final_consonant(text: str) -> bool | None:
+    """Whether the last pronounced character of ``text`` ends in a consonant (``None``: undecidable)."""
+    final = final_consonant(text)
+    return None if final is None else final != ""
+
+
+def ends_with_rieul(text: str) -> bool | None:
+    """Whether ``text`` ends in a final ㄹ (``서울``, ``7``, ``L``), which takes ``로`` not ``으로``."""
+    final = final_consonant(text)
+    return None if final is None else final == "ㄹ"
+
+
+# (form after a consonant, form after a vowel, allowed continuations after the particle)
+_PAIRS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("이었다", "였다", ("",)),
+    ("이었고", "였고", ("",)),
+    ("이었던", "였던", ("",)),
+    ("이었으며", "였으며", ("",)),
+    ("이었는데", "였는데", ("",)),
+    ("이었지만", "였지만", ("",)),
+    ("이라는", "라는", ("",)),
+    ("이라고", "라고", ("", "는", "도", "만")),
+    ("이라며", "라며", ("",)),
+    ("이라면", "라면", ("",)),
+    ("이라서", "라서", ("",)),
+    ("이라도", "라도", ("",)),
+    ("이란", "란", ("",)),
+    ("이나", "나", ("", "마")),
+    ("이며", "며", ("",)),
+    ("이랑", "랑", ("", "은", "도", "의")),
+    ("이에요", "예요", ("",)),
+    ("이다", "다", ("",)),
+    ("으로", "로", ("", "부터", "서", "서는", "서도", "써", "는", "도", "만", "의", "나", "라도", "인해", "하여")),
+    ("은", "는", ("", "커녕")),
+    ("이", "가", ("",)),
+    ("을", "를", ("",)),
+    ("과", "와", ("", "의", "는", "도", "만", "같이", "같은")),
+    ("아", "야", ("",)),
+)
+_FORMS = sorted(
+    ((form, pair) for pair in _PAIRS for form in pair[:2]), key=lambda item: len(item[0]), reverse=True
+)
+
+
+def _is_boundary(char: str) -> bool:
+    return not (char.isalnum() or char == "_")
+
+
+def leading_particle(following: str) -> tuple[str, tuple[str, str]] | None:
+    """The particle written at the start of ``following`` and its (after-consonant, after-vowel) pair, or
+    ``None`` where ``following`` does not start with a particle followed by a word boundary."""
+    for form, (consonant, vowel, tails) in _FORMS:
+        if not following.startswith(form):
+            continue
+        rest = following[len(form) :]
+        for tail in sorted(tails, key=len, reverse=True):
+            if rest.startswith(tail) and (len(rest) == len(tail) or _is_boundary(rest[len(tail)])):
+                return form, (consonant, vowel)
+    return None
+
+
+def _correct_form(final: str, pair: tuple[str, str]) -> str:
+    consonant, vowel = pair
+    if consonant == "으로":
+        return vowel if final in ("", "ㄹ") else consonant
+    return vowel if final == "" else consonant
+
+
+def fix_particle(previous: str, following: str) -> str:
+    """``following`` with its leading particle made to agree with the end of ``previous``.
+
+    ``fix_particle("홍길동", "는 ...") == "은 ..."``; text that does not start with a particle, or a
+    ``previous`` whose end is undecidable, is returned unchanged.
+    """
+    found = leading_particle(following)
+    if found is None:
+        return following
+    final = final_consonant(previous)
+    if final is None:
+        return following
+    form, pair = found
+    correct = _correct_form(final, pair)
+    return correct + following[len(form) :]
+
+
+def agrees(previous: str, following: str) -> bool | None:
+    """Whether the particle at the start of ``following`` agrees with ``previous`` (``None``: no particle
+    there, or ``previous`` undecidable)."""
+    found = leading_particle(following)
+    if found is None:
+        return None
+    final = final_consonant(previous)
+    if final is None:
+        return None
+    return _correct_form(final, found[1]) == found[0]

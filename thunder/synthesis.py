@@ -1,0 +1,193 @@
+"""Fill the placeholders of an annotated judgment with sampled mentions: training text with gold spans.
+
+Every entity (label + letter) of a document gets one mention, drawn from its label's source with the text
+around all its occurrences as context; the mention is the same at each occurrence. The draw is seeded from
+``(seed, epoch, doc_id, label, entity)`` through ``hashlib``, so it does not depend on call order, worker or
+rank; with ``replacement="single"`` the epoch is ignored and a document always reads the same.
+
+Placeholder quirks of the corpus are handled where the text allows it:
+
+* a code with a word (``E모텔`` under ``<<<모텔>>>``) keeps the word: ``E`` is replaced, ``모텔`` stays;
+  content that is no code at all (the tag itself, ``계좌번호 1 생략``, ``김○○``) is replaced as a whole;
+* a generic word written again beside the placeholder (``D 주식회사``, ``N은행``, ``주식회사 E``) is cut from
+  the mention when the mention has it too, so the result reads ``한빛건설 주식회사``, not
+  ``한빛건설 주식회사 주식회사``;
+* a particle after the placeholder that the mention does not agree with (mentions are drawn to agree, but a
+  list may have no agreeing entry) is corrected (``은`` -> ``는``).
+
+Each :class:`EntitySpan` covers exactly the inserted mention (with a kept inner word such as ``모텔``);
+quotes and spaces that the parser left outside the placeholder stay outside the span.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from dataclasses import dataclass
+
+from thunder.annotation import AnnotatedDocument, Placeholder
+from thunder.mentions import MentionBank, MentionContext, particle_after
+from thunder.particles import fix_particle, leading_particle
+from thunder.taxonomy import Taxonomy, UnknownTagError
+
+__all__ = [
+    "REPLACEMENTS",
+    "EntitySpan",
+    "SynthesisError",
+    "SynthesizedDocument",
+    "Synthesizer",
+    "leftovers",
+    "stable_seed",
+]
+
+REPLACEMENTS = ("per_epoch", "single")
+CONTEXT_CHARS = 40
+_CODE_WITH_WORD = re.compile(r"([A-Z]{1,3})([가-힣]+)")
+_BETWEEN = " \t'\"‘’“”"  # what may stand between a mention and a repeated generic word
+
+
+class SynthesisError(ValueError):
+    """A document cannot be synthesized (unknown tag, overlapping placeholders); names file and position."""
+
+
+@dataclass(frozen=True)
+class EntitySpan:
+    """Characters ``[start, end)`` of a synthesized text that hold one mention of ``entity``."""
+
+    start: int
+    end: int
+    label: str  # canonical tier-3 label
+    entity: str
+
+
+@dataclass(frozen=True)
+class SynthesizedDocument:
+    doc_id: str
+    text: str
+    spans: tuple[EntitySpan, ...]
+
+
+def stable_seed(*parts: object) -> int:
+    """A 64-bit seed from ``parts`` that is the same in every process (unlike ``hash``)."""
+    data = "\x1f".join(map(str, parts)).encode("utf-8")
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big")
+
+
+def _kept_word(core: str, entity: str) -> str:
+    """The word of a code-with-word placeholder that stays in the text (``모텔`` of ``E모텔``), else ``""``."""
+    match = None if core == entity else _CODE_WITH_WORD.fullmatch(core)
+    return match.group(2) if match else ""
+
+
+def _trim(mention: str, left: str, right: str, words: tuple[str, ...]) -> str:
+    """``mention`` without a generic word (a part of the label or raw tag) that the text repeats right after
+    (``한빛 주식회사`` + `` 주식회사``) or right before (``주식회사 `` + ``주식회사 한빛``) it."""
+    after = right.lstrip(_BETWEEN)
+    for k in range(len(mention) - 1, 0, -1):
+        word = mention[-k:].strip()
+        if word and after.startswith(word) and any(w.endswith(word) for w in words) and mention[:-k].strip():
+            mention = mention[:-k].rstrip()
+            break
+    before = left.rstrip(_BETWEEN)
+    for k in range(len(mention) - 1, 0, -1):
+        word = mention[:k].strip()
+        if len(word) > 1 and before.endswith(word) and any(word in w for w in words) and mention[k:].strip():
+            mention = mention[k:].lstrip()
+            break
+    return mention
+
+
+class Synthesizer:
+    """``AnnotatedDocument`` -> :class:`SynthesizedDocument`, seeded per (seed, epoch, document)."""
+
+    def __init__(
+        self, taxonomy: Taxonomy, mentions: MentionBank, seed: int = 0, replacement: str = "per_epoch"
+    ) -> None:
+        if replacement not in REPLACEMENTS:
+            raise ValueError(f"replacement must be one of {REPLACEMENTS}, got {replacement!r}")
+        self.taxonomy = taxonomy
+        self.mentions = mentions
+        self.seed = seed
+        self.replacement = replacement
+        self._labels: dict[str, str] = {}
+
+    def _label(self, doc: AnnotatedDocument, placeholder: Placeholder) -> str:
+        label = self._labels.get(placeholder.tag)
+        if label is None:
+            try:
+                label = self.taxonomy.resolve(placeholder.tag).label.name
+            except UnknownTagError as error:
+                where = f"{doc.source or doc.doc_id}:{placeholder.line}:{placeholder.column}"
+                raise SynthesisError(f"{where}: {error}") from None
+            self._labels[placeholder.tag] = label
+        return label
+
+    def __call__(self, doc: AnnotatedDocument, epoch: int = 0) -> SynthesizedDocument:
+        text = doc.text
+        placeholders = sorted(doc.placeholders, key=lambda p: (p.start, p.end))
+        for before, after in zip(placeholders, placeholders[1:]):
+            if after.start < before.end:
+                where = f"{doc.source or doc.doc_id}:{after.line}:{after.column}"
+                raise SynthesisError(f"{where}: placeholder overlaps the one at {before.line}:{before.column}")
+        labels = [self._label(doc, p) for p in placeholders]
+        groups: dict[tuple[str, str], list[int]] = {}
+        for index, (p, label) in enumerate(zip(placeholders, labels)):
+            groups.setdefault((label, p.entity), []).append(index)
+        epoch_key = epoch if self.replacement == "per_epoch" else 0
+
+        parts: list[str] = []
+        spans: list[EntitySpan] = []
+        chosen: dict[tuple[str, str], str] = {}
+        length = cursor = 0
+        tail = ""  # the last characters written, the left context of the next placeholder
+
+        def write(piece: str) -> None:
+            nonlocal length, tail
+            parts.append(piece)
+            length += len(piece)
+            tail = (tail + piece)[-CONTEXT_CHARS:]
+
+        for index, (p, label) in enumerate(zip(placeholders, labels)):
+            write(text[cursor : p.start])
+            word = _kept_word(text[p.start : p.end], p.entity)
+            key = (label, p.entity)
+            if key not in chosen:
+                occurrences = []
+                for other in groups[key]:
+                    q = placeholders[other]
+                    left = tail if other == index else text[max(0, q.start - CONTEXT_CHARS) : q.start]
+                    q_word = _kept_word(text[q.start : q.end], q.entity)
+                    occurrences.append((left, q_word + text[q.end : q.end + CONTEXT_CHARS]))
+                rng = random.Random(stable_seed(self.seed, epoch_key, doc.doc_id, label, p.entity))
+                chosen[key] = self.mentions.sample(label, rng, MentionContext(label, tuple(occurrences)))
+            words = (label, "".join(p.tag.split()), word) if word else (label, "".join(p.tag.split()))
+            following = text[p.end : p.end + CONTEXT_CHARS]
+            inserted = _trim(chosen[key], tail, word + following, words) + word
+            spans.append(EntitySpan(length, length + len(inserted), label, p.entity))
+            write(inserted)
+            cursor = p.end
+            if not word and particle_after(label, following):
+                fixed = fix_particle(inserted, following)
+                if fixed != following:
+                    form = leading_particle(following)[0]
+                    write(fixed[: len(fixed) - len(following) + len(form)])
+                    cursor += len(form)
+        write(text[cursor:])
+        return SynthesizedDocument(doc.doc_id, "".join(parts), tuple(spans))
+
+
+_LEFTOVER = re.compile(r"<<<|>>>|생략|○")
+
+
+def leftovers(doc: AnnotatedDocument, out: SynthesizedDocument) -> list[str]:
+    """Placeholder text that survived synthesis (expected: none): a letter code (``F``, ``E모텔``) left as it
+    was, a redaction note (``생략``) or mask (``○``) inside a mention, tag markup anywhere in the text."""
+    found = []
+    for placeholder, span in zip(sorted(doc.placeholders, key=lambda p: (p.start, p.end)), out.spans):
+        content = doc.text[placeholder.start : placeholder.end]
+        mention = out.text[span.start : span.end]
+        if _LEFTOVER.search(mention) or (mention == content and _CODE_WITH_WORD.fullmatch(content + "가")):
+            found.append(mention)
+    found += re.findall(r"<<<[^>]*>>>|>>>", out.text)
+    return found
