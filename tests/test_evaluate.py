@@ -1,0 +1,291 @@
+"""The evaluation harness: leaks, over-redaction, token metrics, JSON, input paths and the recognizer baseline."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from thunder import evaluate as ev
+from thunder.cli import main
+from thunder.synthesis import EntitySpan, SynthesizedDocument
+from thunder.taxonomy import LabelSet, Taxonomy
+
+NAME, PLACE = "내국인이름", "아파트"  # a direct and a quasi identifier of the default taxonomy
+
+TEXT = "피해자 김철수와 이영희는 서울 행복아파트에서 만났다."
+SPANS = {"김철수": NAME, "이영희": NAME, "행복": PLACE}
+
+
+def _span(text: str, mention: str, label: str) -> EntitySpan:
+    start = text.index(mention)
+    return EntitySpan(start, start + len(mention), label, mention)
+
+
+@dataclass(frozen=True)
+class FakeSpan:
+    start: int
+    end: int
+    label: str
+    category: str | None = None
+    tier1: str | None = None
+
+
+@dataclass(frozen=True)
+class FakeResult:
+    text: str
+    spans: tuple[FakeSpan, ...]
+
+
+class FakeDeidentifier:
+    """Replaces fixed substrings (given per text) with the given labels; no model."""
+
+    def __init__(self, replace: dict[str, list[tuple[str, str]]]) -> None:
+        self.replace = replace
+
+    def __call__(self, text: str) -> FakeResult:
+        spans = []
+        for piece, label in self.replace.get(text, []):
+            start = text.index(piece)
+            spans.append(FakeSpan(start, start + len(piece), label))
+        return FakeResult(text, tuple(spans))
+
+
+@pytest.fixture(scope="module")
+def taxonomy() -> Taxonomy:
+    tax = Taxonomy.load()
+    assert tax.labels[NAME].tier1 == "direct" and tax.labels[PLACE].tier1 == "quasi"
+    return tax
+
+
+@pytest.fixture()
+def hand_made(taxonomy: Taxonomy) -> ev.EvaluationReport:
+    """김철수 replaced (correct), 이영희 partly replaced and mistyped (partial leak), 행복 missed (full leak),
+    "피해자" replaced though it is no identifier (over-redaction)."""
+    doc = SynthesizedDocument("doc-1", TEXT, tuple(_span(TEXT, m, lab) for m, lab in SPANS.items()))
+    fake = FakeDeidentifier({TEXT: [("김철수", NAME), ("이영", PLACE), ("피해자", NAME)]})
+    return ev.evaluate(fake, [doc], taxonomy=taxonomy, granularity="label")
+
+
+def test_full_and_partial_leaks_count_a_correct_redaction_does_not(hand_made: ev.EvaluationReport) -> None:
+    assert (hand_made.leaks.mentions, hand_made.leaks.leaked, hand_made.leaks.partial) == (3, 2, 1)
+    leaked = {m.text: m for m in hand_made.leaked}
+    assert set(leaked) == {"이영희", "행복"}
+    assert leaked["이영희"].partial and leaked["이영희"].survived == "희"
+    assert not leaked["행복"].partial and leaked["행복"].survived == "행복"
+    assert leaked["행복"].doc_id == "doc-1"
+    assert leaked["행복"].left == TEXT[: TEXT.index("행복")] and leaked["행복"].right.startswith("아파트에서")
+
+
+def test_breakdown_by_tier_category_and_label(hand_made: ev.EvaluationReport, taxonomy: Taxonomy) -> None:
+    direct, quasi = hand_made.leaks_by_tier["direct"], hand_made.leaks_by_tier["quasi"]
+    assert (direct.mentions, direct.leaked, direct.rate) == (2, 1, 0.5)
+    assert (quasi.mentions, quasi.leaked, quasi.rate) == (1, 1, 1.0)
+    name_cat, place_cat = taxonomy.labels[NAME].category, taxonomy.labels[PLACE].category
+    assert name_cat != place_cat
+    assert hand_made.leaks_by_category[name_cat].to_dict() == {"mentions": 2, "leaked": 1, "partial": 1, "rate": 0.5}
+    assert hand_made.leaks_by_category[place_cat].leaked == 1
+    assert hand_made.leaks_by_label[NAME].mentions == 2
+
+
+def test_over_redaction_counts_replaced_non_identifier_characters(hand_made: ev.EvaluationReport) -> None:
+    non_identifier = len(TEXT.replace(" ", "")) - sum(len(m) for m in SPANS)
+    assert hand_made.non_identifier_chars == non_identifier
+    assert hand_made.over_redacted_chars == len("피해자")
+    assert hand_made.over_redaction == pytest.approx(3 / non_identifier)
+
+
+def test_token_metrics_binary_and_micro(hand_made: ev.EvaluationReport) -> None:
+    # one token per non-whitespace character: gold 8 identifier chars; predicted 김철수 (right), 이영 (wrong type),
+    # 피해자 (not an identifier)
+    assert hand_made.tokenization == ev.CHAR_TOKENIZATION
+    assert hand_made.binary.precision == pytest.approx(5 / 8) and hand_made.binary.recall == pytest.approx(5 / 8)
+    assert hand_made.micro.precision == pytest.approx(3 / 8) and hand_made.micro.recall == pytest.approx(3 / 8)
+
+
+def test_whitespace_inside_a_mention_is_not_a_leak(taxonomy: Taxonomy) -> None:
+    text = "주소는 서울 강남구 입니다"
+    doc = SynthesizedDocument("d", text, (_span(text, "서울 강남구", PLACE),))
+    fake = FakeDeidentifier({text: [("서울", PLACE), ("강남구", PLACE)]})
+    report = ev.evaluate(fake, [doc], taxonomy=taxonomy)
+    assert report.leaks.leaked == 0 and report.over_redacted_chars == 0
+
+
+def test_report_json_shape_and_table(hand_made: ev.EvaluationReport) -> None:
+    data = json.loads(json.dumps(hand_made.to_dict(), ensure_ascii=False))
+    assert set(data) >= {"meta", "documents", "token_metrics", "leaks", "over_redaction", "leaked_mentions"}
+    assert data["leaks"]["by_tier1"]["direct"]["leaked"] == 1
+    assert data["leaks"]["by_label"][NAME]["tier1"] == "direct"
+    assert data["token_metrics"]["binary"]["precision"] == pytest.approx(5 / 8)
+    by_category = {row["type"]: row for row in data["token_metrics"]["by_category"]}
+    name_row = by_category[hand_made.label_tiers[NAME][1]]
+    assert (name_row["support"], name_row["precision"], name_row["recall"]) == (6, 0.5, 0.5)
+    assert [m["text"] for m in data["leaked_mentions"]] == ["이영희", "행복"]
+    table = hand_made.format(show_leaks=True)
+    assert "| direct | 2 | 1 | 1 | 50.00% |" in table
+    assert "⟦행복⟧" in table and "doc-1" in table
+
+
+def _write_jsonl(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def test_command_writes_json_with_run_metadata(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spans = [[TEXT.index(m), TEXT.index(m) + len(m), lab] for m, lab in SPANS.items()]
+    data = _write_jsonl(tmp_path / "gold.jsonl", [{"id": "doc-1", "text": TEXT, "spans": spans}])
+    fake = FakeDeidentifier({TEXT: [("김철수", NAME), ("이영", PLACE), ("피해자", NAME)]})
+    monkeypatch.setattr(ev, "load_deidentifier", lambda model, **options: fake)
+    out = tmp_path / "report.json"
+    main(["evaluate", "--model", "fake-model", "--data", str(data), "--seed", "7", "--json", str(out)])
+    report = json.loads(out.read_text(encoding="utf-8"))
+    meta = report["meta"]
+    assert (meta["model"], meta["data"], meta["seed"]) == ("fake-model", str(data), 7)
+    assert meta["thunder_version"] and meta["date"]
+    assert report["leaks"]["all"] == {"mentions": 3, "leaked": 2, "partial": 1, "rate": 2 / 3}
+    assert "| all | 3 | 2 | 1 | 66.67% |" in capsys.readouterr().out
+
+
+def test_jsonl_errors_name_file_and_line(tmp_path: Path, taxonomy: Taxonomy) -> None:
+    records = [{"text": "abc", "spans": []}, {"text": "abc", "spans": [[1, 9, NAME]]}]
+    data = _write_jsonl(tmp_path / "bad.jsonl", records)
+    with pytest.raises(ValueError, match=r"bad\.jsonl:2: span 0"):
+        list(ev.read_jsonl(data, taxonomy))
+
+
+STRUCTURED = [
+    ("피고인은 피해자(주민등록번호 900101-1234568)에게 휴대전화(010-1234-5678)로 연락하였다.",
+     [("900101-1234568", "주민등록번호"), ("010-1234-5678", "전화번호")]),
+    ("피해자는 농협 계좌(302-1234-5678-91)로 100,000원을 보냈고 신용카드(4518-4210-1234-5678)를 썼다.",
+     [("302-1234-5678-91", "계좌번호"), ("4518-4210-1234-5678", "신용카드번호")]),
+    ("피고인은 2021. 3. 4. 12가3456 승용차를 운전하였고(서울중앙지방법원 2020고단1234), kim.cs@example.com 으로 메일을 보냈다.",
+     [("12가3456", "차량번호"), ("kim.cs@example.com", "이메일주소")]),
+    ("피고인 홍길동은 피해자 김영희에게 02-123-4567로 전화하였다.",
+     [("홍길동", NAME), ("김영희", NAME), ("02-123-4567", "전화번호")]),
+]
+
+
+def test_recognizer_baseline_leaks_no_well_formed_structured_identifier(tmp_path: Path) -> None:
+    records = [
+        {"id": f"s{i}", "text": text, "spans": [[text.index(m), text.index(m) + len(m), lab] for m, lab in spans]}
+        for i, (text, spans) in enumerate(STRUCTURED)
+    ]
+    data = _write_jsonl(tmp_path / "structured.jsonl", records)
+    out = tmp_path / "baseline.json"
+    main(["evaluate", "--recognizers_only", "true", "--data", str(data), "--json", str(out), "--show_leaks", "true"])
+    report = json.loads(out.read_text(encoding="utf-8"))
+    by_label = report["leaks"]["by_label"]
+    structured = {lab for _, spans in STRUCTURED for _, lab in spans} - {NAME}
+    assert {lab: by_label[lab]["leaked"] for lab in structured} == {lab: 0 for lab in structured}
+    assert by_label[NAME] == {"tier1": "direct", "category": "사건관계인특정정보", "mentions": 2, "leaked": 2,
+                              "partial": 0, "rate": 1.0}  # names need the model
+    assert report["over_redaction"]["replaced"] == 0  # dates, amounts and case numbers stay
+    assert report["meta"]["recognizers_only"] and report["meta"]["model"] is None
+    assert report["token_metrics"]["tokenization"] == ev.CHAR_TOKENIZATION
+    assert report["token_metrics"]["binary"]["precision"] == 1.0
+
+
+def test_annotated_directory_is_synthesized_reproducibly(taxonomy: Taxonomy) -> None:
+    from thunder.data import DEMO_CORPUS
+
+    docs = list(ev.load_documents(DEMO_CORPUS, taxonomy, seed=3, limit=5))
+    assert len(docs) == 5 and all(doc.spans for doc in docs)
+    assert [d.text for d in ev.load_documents(DEMO_CORPUS, taxonomy, seed=3, limit=5)] == [d.text for d in docs]
+    assert [d.text for d in ev.load_documents(DEMO_CORPUS, taxonomy, seed=4, limit=5)] != [d.text for d in docs]
+
+    gold = {d.text: d.spans for d in docs}
+    perfect = ev.evaluate(lambda text: FakeResult(text, gold[text]), docs, taxonomy=taxonomy)
+    assert perfect.leaks.mentions == sum(len(d.spans) for d in docs)
+    assert (perfect.leaks.leaked, perfect.over_redacted_chars) == (0, 0)
+    assert perfect.binary.f1 == 1.0 and perfect.micro.f1 == 1.0
+
+    nothing = ev.evaluate(lambda text: FakeResult(text, ()), docs, taxonomy=taxonomy)
+    assert nothing.leaks.leaked == nothing.leaks.mentions and nothing.leaks.partial == 0
+    assert nothing.binary.recall == 0.0
+
+
+def test_split_selects_the_training_test_split(taxonomy: Taxonomy) -> None:
+    from thunder.data import DEMO_CORPUS, read_corpus, split_documents
+
+    expected = split_documents(read_corpus([DEMO_CORPUS]), (0.8, 0.1, 0.1), 0)["test"]
+    docs = list(ev.load_documents(DEMO_CORPUS, taxonomy, split="test"))
+    assert [d.doc_id for d in docs] == [d.doc_id for d in expected]
+
+
+class WordTokenizer:
+    """Whitespace-separated words as tokens (stands in for a model's tokenizer)."""
+
+    def encode(self, text: str) -> SimpleNamespace:
+        return SimpleNamespace(offsets=[m.span() for m in re.finditer(r"\S+", text)])
+
+
+def test_model_tokenizer_and_granularity_are_taken_from_the_deidentifier(taxonomy: Taxonomy) -> None:
+    text = "피해자 김철수 에게 행복 아파트"
+    doc = SynthesizedDocument("d", text, (_span(text, "김철수", NAME), _span(text, "행복", PLACE)))
+    fake = FakeDeidentifier({text: [("김철수", "주민등록번호"), ("행복", PLACE)]})  # same category, other label
+    fake.tokenizer = WordTokenizer()
+    fake.label_set = LabelSet(taxonomy, granularity="category")
+    report = ev.evaluate(fake, [doc], taxonomy=taxonomy)
+    assert (report.granularity, report.tokens, report.tokenization) == ("category", 5, "WordTokenizer")
+    assert report.micro.f1 == 1.0  # 주민등록번호 and 내국인이름 share a category
+    by_label = ev.evaluate(fake, [doc], taxonomy=taxonomy, granularity="label")
+    assert by_label.micro.precision == 0.5 and by_label.binary.f1 == 1.0
+
+
+def test_partial_leak_keeps_the_surviving_words(taxonomy: Taxonomy) -> None:
+    text = "주소는 서울 강남구 입니다"
+    doc = SynthesizedDocument("d", text, (_span(text, "서울 강남구", "구아래주소"),))
+    report = ev.evaluate(FakeDeidentifier({text: [("강남구", PLACE)]}), [doc], taxonomy=taxonomy)
+    (leak,) = report.leaked
+    assert leak.partial and leak.survived == "서울" and report.leaks_by_tier["direct"].partial == 1
+
+
+def test_jsonl_labels_resolve_through_the_taxonomy(tmp_path: Path, taxonomy: Taxonomy) -> None:
+    text = "서울 강남구 역삼동 1"
+    data = _write_jsonl(tmp_path / "alias.jsonl", [{"text": text, "spans": [[7, 12, "구이하주소"]]}])
+    (doc,) = ev.read_jsonl(data, taxonomy)
+    assert doc.doc_id == "alias:1" and doc.spans[0].label == "구아래주소"
+    bad = _write_jsonl(tmp_path / "unknown.jsonl", [{"text": text, "spans": [[0, 2, "없는라벨이다"]]}])
+    with pytest.raises(ValueError, match=r"unknown\.jsonl:1: .*없는라벨이다"):
+        list(ev.read_jsonl(bad, taxonomy))
+
+
+def test_untrained_model_runs_through_the_harness(tmp_path: Path, taxonomy: Taxonomy) -> None:
+    """The real pipeline with a tiny untrained model: tokens and entity types come from the model."""
+    from thunder.data import DEMO_CORPUS
+    from thunder.deid import Deidentifier
+    from thunder.models import TokenClassifier
+    from thunder.tokenizer import ThunderTokenizer
+
+    docs = list(ev.load_documents(DEMO_CORPUS, taxonomy, limit=3))
+    ThunderTokenizer.train([d.text for d in docs], vocab_size=300).save_pretrained(tmp_path / "tok")
+    tokenizer = ThunderTokenizer.from_pretrained(tmp_path / "tok")
+    label_set = LabelSet(taxonomy, granularity="category", scheme="BIO")
+    model = TokenClassifier(backbone="tiny", label_set=label_set.to_dict(), tokenizer=str(tmp_path / "tok"))
+    model.build()
+    report = ev.evaluate(Deidentifier(model, tokenizer, label_set, max_length=64, stride=16), docs)
+    assert report.granularity == "category" and report.tokenization.startswith("ThunderTokenizer")
+    assert report.tokens == sum(len(tokenizer.encode(d.text).offsets) for d in docs)
+    assert report.leaks.mentions == sum(len(d.spans) for d in docs)
+
+
+STRUCTURED_LABELS = ("주민등록번호", "전화번호", "계좌번호", "신용카드번호", "차량번호", "이메일주소")
+
+
+@pytest.mark.slow
+@pytest.mark.shared_data
+def test_recognizers_leak_no_structured_identifier_on_the_shared_test_split(shared_corpus: Path) -> None:
+    """The issue's target for the no-model baseline: structured direct identifiers never leak (test split)."""
+    taxonomy = Taxonomy.load(alias_files=[shared_corpus / "tag_aliases.json"])
+    mentions = [shared_corpus / "mentions", shared_corpus / "mentions-llm"]
+    docs = ev.load_documents(shared_corpus / "annotated", taxonomy, mention_dirs=mentions, split="test")
+    report = ev.evaluate(None, docs, taxonomy=taxonomy)
+    structured = {k: v for k, v in report.leaks_by_label.items() if k in STRUCTURED_LABELS}
+    assert sum(v.mentions for v in structured.values()) > 50
+    assert {k: v.leaked for k, v in structured.items()} == {k: 0 for k in structured}
