@@ -64,24 +64,33 @@ def _print_help() -> None:
         print(f"  {name:<10} {text}")
 
 
+def _run_function(function: Callable, args: list[str], prog: str) -> None:
+    """Parse ``args`` against ``function``'s signature and call it (its own ``config`` parameter included)."""
+    from jsonargparse import ArgumentParser
+
+    parser = ArgumentParser(prog=prog)
+    parser.add_function_arguments(function, as_positional=False)
+    namespace = parser.parse_args(args)
+    function(**namespace.as_dict())
+
+
 def main(args: list[str] | None = None) -> None:
     """Entry point of the ``thunder`` console script."""
-    from jsonargparse import auto_cli
-
     args = list(sys.argv[1:] if args is None else args)
     if not args or args[0] in ("-h", "--help"):
         _print_help()
         return
-    command = args[0]
-    if command in EXTRA_COMMANDS:
-        target = EXTRA_COMMANDS[command]
-        if isinstance(target, str):
-            auto_cli(_resolve(target), args=args[1:], as_positional=False)
-        else:
-            functions = {name: _resolve(path) for name, path in target.items()}
-            auto_cli(functions, args=args[1:], as_positional=False)
-        return
-    ThunderCLI(args=args)
+    command, rest = args[0], args[1:]
+    target = EXTRA_COMMANDS.get(command)
+    if isinstance(target, str):
+        _run_function(_resolve(target), rest, prog=f"thunder {command}")
+    elif isinstance(target, dict):
+        if not rest or rest[0] not in target:
+            choices = ", ".join(target)
+            raise SystemExit(f"usage: thunder {command} {{{choices}}} [options]  (e.g. thunder {command} {next(iter(target))} --help)")
+        _run_function(_resolve(target[rest[0]]), rest[1:], prog=f"thunder {command} {rest[0]}")
+    else:
+        ThunderCLI(args=args)
 
 
 if __name__ == "__main__":

@@ -624,8 +624,15 @@ _NUMBER_LABELS = {"동": (101, 120), "층": (1, 20), "호실": (101, 1520), "호
                   "출생연도": (1950, 2005)}  # fmt: skip
 
 
-def _number_source(low: int, high: int) -> Generator:
-    return Generator(f"number[{low}-{high}]", lambda rng, context: str(rng.randint(low, high)))
+@dataclass(frozen=True)
+class _NumberSource:
+    """Small integers (floor, room and building numbers); a picklable :class:`MentionSource`."""
+
+    low: int
+    high: int
+
+    def sample(self, rng: random.Random, context: MentionContext) -> str:
+        return str(rng.randint(self.low, self.high))
 
 
 # ------------------------------------------------------------------------------------ mention lists
@@ -798,7 +805,7 @@ def _source_for(
     if label.name in _GENERATOR_BY_LABEL or _LEVEL.search(label.name):
         return GENERATORS[_GENERATOR_BY_LABEL.get(label.name, "address")]
     if label.name in _NUMBER_LABELS:
-        return _number_source(*_NUMBER_LABELS[label.name])
+        return _NumberSource(*_NUMBER_LABELS[label.name])
     pool = folders.get((label.category, label.subcategory))
     if pool:
         return ListSource(pool, f"{label.category}/{label.subcategory}")
