@@ -1,0 +1,403 @@
+"""The de-identification pipeline: placeholders, particles, merging, windows, invariants, and ``thunder deid``."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from thunder.deid import Deidentifier, DeidResult, _key_pattern, deid_command, find_keys
+from thunder.operators import entity_key
+from thunder.particles import fix_particle
+from thunder.recognizers import ScoredSpan, recognize
+from thunder.taxonomy import LabelSet, Taxonomy
+
+NAME = "내국인이름"
+FILLER = "피고인은 2021. 3. 4. 14:30경 서울 시내에서 피해자에게 1,000,000원을 빌려 달라고 말하였다.\n"
+
+
+# ----------------------------------------------------------------------------------------------- helpers
+
+
+def spans_of(text: str, *words: str, label: str = NAME, source: str = "model") -> list[ScoredSpan]:
+    """A span for every occurrence of each word (a stand-in for the model)."""
+    return [
+        ScoredSpan(m.start(), m.end(), label, 0.9, source) for word in words for m in re.finditer(re.escape(word), text)
+    ]
+
+
+def first_span(text: str, word: str, label: str = NAME) -> ScoredSpan:
+    start = text.index(word)
+    return ScoredSpan(start, start + len(word), label, 0.9, "model")
+
+
+def check_invariants(text: str, result: DeidResult, given_spans: list[ScoredSpan] = ()) -> None:
+    """Placeholder-operator invariants: characters outside replaced spans kept (a particle right after a
+    replacement may be corrected), no detected text left, one placeholder per entity, input spans covered."""
+    spans = sorted(result.spans, key=lambda s: s.start)
+    position, previous_end, previous = 0, 0, None
+    out = result.text
+    for span in spans:
+        assert span.text == text[span.start : span.end]
+        assert previous_end <= span.start
+        gap = text[previous_end : span.start]
+        options = {gap} if previous is None else {gap, fix_particle(previous, gap)}
+        matched = [g for g in options if out.startswith(g, position)]
+        assert matched, (gap, out[position:])
+        position += len(matched[0])
+        replacement = next(r for r in (span.placeholder, "*" * len(span.placeholder)) if out.startswith(r, position))
+        position += len(replacement)
+        previous_end, previous = span.end, replacement
+    tail = text[previous_end:]
+    assert out[position:] in ({tail} if previous is None else {tail, fix_particle(previous, tail)})
+    for span in spans:
+        key = entity_key(span.text)
+        if len(key) >= 2:
+            assert not _key_pattern(key).search(out), f"{span.text!r} left in {out!r}"
+    letters: dict[str, str] = {}
+    for span in spans:
+        assert letters.setdefault(entity_key(span.text), span.placeholder) == span.placeholder
+    assert len(set(letters.values())) == len(letters)
+    for given_span in given_spans:
+        core = text[given_span.start : given_span.end]
+        if re.search(r"\w", core) and core.strip("_"):
+            start = given_span.start + len(core) - len(core.lstrip())
+            end = given_span.end - (len(core) - len(core.rstrip()))
+            assert any(s.start <= start and end <= s.end for s in spans) or any(
+                s.start < end and start < s.end for s in spans
+            ), (core, spans)
+
+
+# ----------------------------------------------------------------------------------------------- placeholders
+
+
+@pytest.fixture(scope="module")
+def deid() -> Deidentifier:
+    return Deidentifier(recognizers=[])
+
+
+def test_placeholders_and_particles(deid: Deidentifier) -> None:
+    text = "피고인 홍길동이 피해자 김철수를 폭행하였고, 김철수는 홍길동에게 돈을 주었다."
+    result = deid.apply(text, spans_of(text, "홍길동", "김철수"))
+    assert result.text == "피고인 A가 피해자 B를 폭행하였고, B는 A에게 돈을 주었다."
+    assert [(s.text, s.placeholder) for s in result.spans] == [
+        ("홍길동", "A"), ("김철수", "B"), ("김철수", "B"), ("홍길동", "A"),
+    ]  # fmt: skip
+    assert {s.category for s in result.spans} == {"사건관계인특정정보"} and {s.tier1 for s in result.spans} == {"direct"}
+    check_invariants(text, result)
+
+
+def test_letters_read_in_english(deid: Deidentifier) -> None:
+    names = ["가나다", "라마바", "사아자", "차카타", "파하거", "너더러", "머버서", "어저처", "커터퍼", "허고노", "도로모"]
+    text = " ".join(f"{n}와" for n in names) + " 김철수는 김철수를 김철수과 김철수로 김철수이라는"
+    result = deid.apply(text, spans_of(text, *names, "김철수"))
+    assert result.text.endswith(" L은 L을 L과 L로 L이라는")  # L (엘) ends in ㄹ: 으로 -> 로
+    assert result.text.startswith("A와 B와")
+    text = "김철수는 " + " ".join(f"{n}는" for n in names[:12]) + " 홍길동이 홍길동은 홍길동으로"
+    result = deid.apply(text, spans_of(text, "김철수", *names, "홍길동"))
+    assert result.text.endswith(" M이 M은 M으로")  # M (엠) ends in a consonant
+
+
+def test_letter_sequence_past_z(deid: Deidentifier) -> None:
+    names = [f"{chr(0xAC00 + 28 * 21 * i)}{chr(0xAC00 + 28 * 21 * i + 28)}산" for i in range(19)]
+    names += [f"{chr(0xAC00 + 28 * i)}{chr(0xB098 + 28 * i)}봉" for i in range(10)]
+    assert len(set(names)) == 29
+    text = " ".join(f"{n}에게" for n in names)
+    result = deid.apply(text, spans_of(text, *names))
+    letters = [s.placeholder for s in sorted(result.spans, key=lambda s: s.start)]
+    assert letters[:3] == ["A", "B", "C"] and letters[25:] == ["Z", "AA", "AB", "AC"]
+
+
+def test_same_entity_across_spacing_and_particles(deid: Deidentifier) -> None:
+    text = "피고인 홍길동은 ... 홍 길동이 ... 홍길동이 ... 박영희 그리고 홍길동"
+    spans = [first_span(text, "홍길동"), first_span(text, "홍 길동"), first_span(text, "홍길동이"),
+             first_span(text, "박영희")]  # fmt: skip
+    result = deid.apply(text, spans)
+    # the model's "홍길동이" is shrunk to the entity and its particle fixed; the undetected last mention too
+    assert result.text == "피고인 A는 ... A가 ... A가 ... B 그리고 A"
+    assert {s.placeholder for s in result.spans if "길동" in s.text} == {"A"}
+    assert [s.source for s in result.spans][-1] == "propagated"
+    check_invariants(text, result)
+
+
+def test_placeholder_letters_never_coincide_with_detected_text(deid: Deidentifier) -> None:
+    text = "피고인 A는 피해자 B에게 C에서 만났다. 피고인 홍길동은"
+    result = deid.apply(text, spans_of(text, "A", "B", "C", "홍길동"))
+    assert [s.placeholder for s in result.spans] == ["D", "E", "F", "G"]
+    assert result.text == "피고인 D는 피해자 E에게 F에서 만났다. 피고인 G는"
+
+
+def test_overlapping_spans_merge_and_recognizers_join() -> None:
+    deid = Deidentifier()  # all built-in recognizers
+    text = "홍길동(900101-1234568, 010-1234-5678)은 kim@example.com으로 연락하였다."
+    model = [first_span(text, "홍길동"), ScoredSpan(4, 10, "출생연도", 0.4, "model")]  # part of the RRN
+    assert deid(text).text == "홍길동(A, B)은 C로 연락하였다."  # recognizers only
+    result = deid.apply(text, model + recognize(text, deid.recognizers))
+    assert result.text == "A(B, C)은 D로 연락하였다."
+    rrn = result.spans[1]
+    assert (rrn.text, rrn.label, rrn.source) == ("900101-1234568", "주민등록번호", "resident_registration_number")
+    merged = deid.apply(text, model + [ScoredSpan(4, 18, "주민등록번호", 0.95, "resident_registration_number")])
+    assert [(s.text, s.label, s.source) for s in merged.spans] == [
+        ("홍길동", NAME, "model"), ("900101-1234568", "주민등록번호", "resident_registration_number"),
+    ]  # fmt: skip
+    assert merged.text == "A(B, 010-1234-5678)은 kim@example.com으로 연락하였다."  # only the given spans
+
+
+def test_operators_in_the_pipeline() -> None:
+    text = "피고인 홍길동은 피해자 김철수를 때렸다."
+    spans = spans_of(text, "홍길동", "김철수")
+    assert Deidentifier(recognizers=[], operator="tag").apply(text, spans).text == (
+        "피고인 [내국인이름]은 피해자 [내국인이름]을 때렸다."
+    )
+    assert Deidentifier(recognizers=[], operator="mask").apply(text, spans).text == "피고인 ***은 피해자 ***를 때렸다."
+    surrogate = Deidentifier(recognizers=[], operator="surrogate").apply(text, spans).text
+    assert "홍길동" not in surrogate and "김철수" not in surrogate and surrogate.endswith("때렸다.")
+
+
+def test_nothing_detected_and_empty(deid: Deidentifier) -> None:
+    assert deid("") == DeidResult("", ())
+    assert deid(FILLER) == DeidResult(FILLER, ())
+    # spaces around a span are trimmed; a span without a letter or digit is dropped
+    result = deid.apply("  a  ", [ScoredSpan(1, 4, NAME, 1.0, "model"), ScoredSpan(3, 5, NAME, 1.0, "model")])
+    assert [(s.start, s.end) for s in result.spans] == [(2, 3)] and result.text == "  A  "
+
+
+def test_recognizers_alone_leave_judgment_text_alone() -> None:
+    text = "서울중앙지방법원 2020고단1234 사기\n피고인은 2021. 3. 4. 피해자로부터 1,000,000원을 송금받아 형법 제347조 제1항을 위반하였다."
+    assert Deidentifier()(text).text == text
+
+
+def test_many_entities_in_a_long_document(deid: Deidentifier) -> None:
+    names = [chr(0xAC00 + 7 * i) + chr(0xAC00 + 13 * i + 5) + chr(0xAC00 + 3 * i + 900) for i in range(60)]
+    text = "".join(f"{i}. 피고인 {names[i % 60]}은 ID{i % 60}와 A{i % 7} 만났다.\n" for i in range(600))
+    spans = [first_span(text, name) for name in names] + [first_span(text, f"ID{i}", "아이디") for i in range(60)]
+    result = deid.apply(text, spans)
+    assert len(result.spans) == 1200  # every further mention found
+    check_invariants(text, result)
+    keys = [entity_key(s.text) for s in result.spans]
+    # the one-pass search for many keys agrees with the per-key regular expressions
+    per_key = sorted((m.start(), m.end(), k) for k in set(keys) for m in _key_pattern(k).finditer(text))
+    assert find_keys(text, keys) == per_key
+    assert "ID1" not in result.text and "ID10와" not in result.text and "A1 만났다" in result.text
+
+
+_ALPHABET = list("홍길동김철수이가은는을를과와로으의 AB12-.\n")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    text=st.text(alphabet=_ALPHABET, max_size=60),
+    raw=st.lists(st.tuples(st.integers(0, 60), st.integers(1, 8), st.sampled_from([NAME, "주소", "아이디"])), max_size=6),
+)
+def test_invariants_hold_for_any_spans(text: str, raw: list[tuple[int, int, str]]) -> None:
+    spans = [ScoredSpan(min(s, len(text)), min(s + n, len(text)), label, 0.5, "model") for s, n, label in raw]
+    result = Deidentifier(recognizers=[]).apply(text, spans)
+    check_invariants(text, result, spans)
+
+
+# ----------------------------------------------------------------------------------------------- with a model
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    from thunder.tokenizer import ThunderTokenizer
+
+    texts = [FILLER, "피고인 홍길동은 피해자 김철수에게 전화하였다.", "주민등록번호 900101-1234568"] * 4
+    return ThunderTokenizer.train(texts, vocab_size=400, min_frequency=1)
+
+
+@pytest.fixture(scope="module")
+def label_set() -> LabelSet:
+    return LabelSet(Taxonomy.load(), "label", "IO")
+
+
+class KeywordModel(torch.nn.Module):
+    """A context-free fake token classifier: the given token ids are tagged ``I-<label>``, all others ``O``."""
+
+    def __init__(self, vocab_size: int, num_labels: int, positive: set[int], tag: int) -> None:
+        super().__init__()
+        self.table = torch.nn.Embedding(vocab_size, num_labels)
+        with torch.no_grad():
+            self.table.weight.zero_()
+            self.table.weight[:, 0] = 5.0
+            for token in positive:
+                self.table.weight[token, tag] = 10.0
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        return self.table(input_ids)
+
+
+def test_long_document_windows_lose_nothing(tokenizer, label_set: LabelSet) -> None:
+    text = "".join(f"{i}번째 문장에서 피고인 홍길동은 {FILLER}" for i in range(40))
+    encoding = tokenizer.encode(text)
+    positive = {
+        i for i, (s, e) in zip(encoding.ids, encoding.offsets) if "홍길동" in text[s - 2 : e + 2] and text[s:e] in "홍길동"
+    }
+    model = KeywordModel(tokenizer.vocab_size, len(label_set), positive, label_set.inside_id(NAME))
+    deid = Deidentifier(model, tokenizer, label_set, recognizers=[], max_length=32, stride=8, batch_size=5)
+    assert len(deid.windows([text])) > 20
+    (prediction,) = deid.predict_tokens([text])
+    assert prediction.offsets == encoding.offsets  # every token exactly once, in order
+    result = deid(text)
+    assert result.text == text.replace("홍길동은", "A는")
+    assert sum(s.source == "model" for s in result.spans) == 40
+    check_invariants(text, result)
+    # the same text in one window gives the same tags (the fake model ignores context)
+    whole = Deidentifier(model, tokenizer, label_set, recognizers=[], max_length=len(encoding.ids) + 2, stride=0)
+    assert whole.predict_tokens([text])[0].tags == prediction.tags
+
+
+def build_tiny_model(tokenizer, label_set: LabelSet):
+    """A randomly initialised one-layer DeBERTa-v2 token classifier for ``tokenizer`` and ``label_set``."""
+    from transformers import AutoModelForTokenClassification
+
+    from thunder.models import apply_tokenizer, backbone_config
+
+    torch.manual_seed(0)
+    config = backbone_config("tiny", {"hidden_size": 32, "num_attention_heads": 2, "intermediate_size": 64,
+                                      "num_hidden_layers": 1, "num_labels": len(label_set)})  # fmt: skip
+    apply_tokenizer(config, tokenizer)
+    return AutoModelForTokenClassification.from_config(config).eval()
+
+
+def write_tiny_export(path: Path) -> Path:
+    """A Thunder export directory (model, tokenizer, thunder.json) of a random tiny model, built in seconds."""
+    from thunder.export import EXPORT_FILE, EXPORT_FORMAT
+    from thunder.tokenizer import ThunderTokenizer
+
+    texts = [FILLER, "피고인 홍길동은 피해자 김철수에게 전화하였다.", "주민등록번호 900101-1234568"] * 4
+    tokenizer = ThunderTokenizer.train(texts, vocab_size=400, min_frequency=1)
+    label_set = LabelSet(Taxonomy.load(), "label", "IO")
+    build_tiny_model(tokenizer, label_set).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    info = {"format": EXPORT_FORMAT, "task": "token-classification", "label_set": label_set.to_dict()}
+    (path / EXPORT_FILE).write_text(json.dumps(info, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tokenizer, label_set: LabelSet):
+    return build_tiny_model(tokenizer, label_set)
+
+
+def test_random_deberta_pipeline(tokenizer, label_set: LabelSet, tiny_model) -> None:
+    deid = Deidentifier(tiny_model, tokenizer, label_set, max_length=24, stride=6, batch_size=3)
+    texts = ["", FILLER * 5 + "주민등록번호 900101-1234568", "피고인 홍길동은 김철수에게 전화하였다."]
+    results = deid.deidentify_batch(texts)
+    assert results[0] == DeidResult("", ())
+    assert "900101-1234568" not in results[1].text
+    for text, result in zip(texts, results):
+        check_invariants(text, result)
+        assert deid(text) == result  # batching does not change the result
+        assert all(s.label in label_set.taxonomy.labels for s in result.spans)
+
+
+def test_from_pretrained_matches_the_model_in_memory(tmp_path: Path, capsys) -> None:
+    export = write_tiny_export(tmp_path / "export")
+    deid = Deidentifier.from_pretrained(export, max_length=16, stride=4)
+    from transformers import AutoModelForTokenClassification
+
+    same = Deidentifier(AutoModelForTokenClassification.from_pretrained(export), deid.tokenizer, deid.label_set,
+                        max_length=16, stride=4)  # fmt: skip
+    text = FILLER * 3 + "피고인 홍길동은 010-1234-5678로 전화하였다."
+    result = deid(text)
+    assert result == same(text) and "010-1234-5678" not in result.text
+    check_invariants(text, result)
+    source = tmp_path / "doc.txt"
+    source.write_text(text, encoding="utf-8")
+    code, stdout, _ = run(capsys, model=str(export), inputs=[str(source)], max_length=16, stride=4)
+    assert (code, stdout) == (0, result.text)
+
+
+# ----------------------------------------------------------------------------------------------- the command
+
+
+@pytest.fixture
+def inputs(tmp_path: Path) -> Path:
+    root = tmp_path / "in"
+    (root / "sub").mkdir(parents=True)
+    (root / "a.txt").write_text("연락처 010-1234-5678로 전화하였다.\n", encoding="utf-8")
+    (root / "sub" / "b.md").write_text("메일 kim@example.com 끝", encoding="utf-8")
+    (root / "skip.csv").write_text("010-1234-5678", encoding="utf-8")
+    (root / "empty.txt").write_text("", encoding="utf-8")
+    return root
+
+
+def run(capsys, **kwargs) -> tuple[int, str, str]:
+    try:
+        deid_command(**kwargs)
+        code = 0
+    except SystemExit as error:
+        code = error.code
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_command_directory_to_out_with_spans(inputs: Path, tmp_path: Path, capsys) -> None:
+    out, spans = tmp_path / "out", tmp_path / "spans.jsonl"
+    code, stdout, _ = run(capsys, inputs=[str(inputs)], out=str(out), spans=str(spans))
+    assert code == 0 and stdout == ""
+    assert (out / "a.txt").read_text(encoding="utf-8") == "연락처 A로 전화하였다.\n"
+    assert (out / "sub" / "b.md").read_text(encoding="utf-8") == "메일 A 끝"
+    assert (out / "empty.txt").read_text(encoding="utf-8") == ""
+    assert not (out / "skip.csv").exists()
+    assert not [p for p in out.rglob("*.tmp")]  # temporary files renamed
+    records = [json.loads(line) for line in spans.read_text(encoding="utf-8").splitlines()]
+    assert [(r["doc"].endswith("a.txt"), r["text"], r["label"], r["placeholder"], r["source"]) for r in records] == [
+        (True, "010-1234-5678", "전화번호", "A", "phone_number"),
+        (False, "kim@example.com", "이메일주소", "A", "email"),
+    ]
+    assert set(records[0]) == {"doc", "start", "end", "text", "label", "category", "tier1", "placeholder", "score",
+                               "source"}  # fmt: skip
+    assert records[0]["tier1"] == "direct" and 0 < records[0]["score"] <= 1
+
+
+def test_command_single_file_and_stdin(inputs: Path, capsys, monkeypatch) -> None:
+    code, stdout, _ = run(capsys, inputs=[str(inputs / "a.txt")])
+    assert (code, stdout) == (0, "연락처 A로 전화하였다.\n")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO("전화 010-1234-5678은".encode())))
+    code, stdout, _ = run(capsys)
+    assert (code, stdout) == (0, "전화 A는")
+
+
+def test_command_jsonl(tmp_path: Path, capsys) -> None:
+    source = tmp_path / "docs.jsonl"
+    lines = [{"id": "d1", "text": "번호 010-1234-5678이다"}, {"id": "d2", "text": "없음"}]
+    source.write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in lines) + "\n\n", encoding="utf-8")
+    code, stdout, _ = run(capsys, inputs=[str(source)])
+    assert code == 0
+    records = [json.loads(line) for line in stdout.splitlines()]
+    assert records == [{"id": "d1", "text": "번호 A다"}, {"id": "d2", "text": "없음"}]
+    code, _, _ = run(capsys, inputs=[str(source)], out=str(tmp_path / "out"))
+    written = (tmp_path / "out" / "docs.jsonl").read_text(encoding="utf-8").splitlines()
+    assert code == 0 and [json.loads(line)["id"] for line in written] == ["d1", "d2"]
+
+
+def test_command_bad_inputs_reported_others_processed(inputs: Path, tmp_path: Path, capsys) -> None:
+    bad = inputs / "bad.txt"
+    bad.write_bytes("정상 텍스트 ".encode() + b"\xff\xfe" + "끝".encode())
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"id": "ok", "text": "010-1234-5678"}\nnot json\n', encoding="utf-8")
+    out = tmp_path / "out"
+    code, _, err = run(capsys, inputs=[str(inputs), str(broken), str(tmp_path / "missing.txt")], out=str(out))
+    assert code == 1
+    assert f"{bad}: not valid UTF-8 at byte 17" in err
+    assert f"{broken}:2: bad JSONL record" in err
+    assert "missing.txt: cannot read" in err
+    assert (out / "a.txt").read_text(encoding="utf-8") == "연락처 A로 전화하였다.\n"
+    assert not (out / "bad.txt").exists()
+    assert json.loads((out / "broken.jsonl").read_text(encoding="utf-8")) == {"id": "ok", "text": "A"}
+
+
+def test_command_line_entry_point(inputs: Path, capsys) -> None:
+    from thunder.cli import main
+
+    main(["deid", "--inputs", f"[{inputs / 'a.txt'}]", "--operator", "tag"])
+    assert capsys.readouterr().out == "연락처 [전화번호]로 전화하였다.\n"

@@ -1,0 +1,83 @@
+"""Replacement operators and placeholder letters."""
+
+from __future__ import annotations
+
+from itertools import islice
+
+import pytest
+
+from thunder.operators import (
+    OPERATORS,
+    Entity,
+    MaskOperator,
+    Operator,
+    PlaceholderOperator,
+    SurrogateOperator,
+    TagOperator,
+    entity_key,
+    load_operator,
+    placeholder_sequence,
+)
+
+
+def entity(key: str = "홍길동", label: str = "내국인이름", placeholder: str = "A", avoid: tuple = ()) -> Entity:
+    return Entity(key, placeholder, label, (key,), (("피고인 ", "은 피해자"),), frozenset({key, *avoid}))
+
+
+def test_placeholder_sequence() -> None:
+    letters = list(islice(placeholder_sequence(), 26 * 27 + 1))
+    assert letters[:3] == ["A", "B", "C"]
+    assert letters[25:29] == ["Z", "AA", "AB", "AC"]
+    assert letters[51:53] == ["AZ", "BA"]
+    assert letters[26 * 27 - 1 : 26 * 27 + 1] == ["ZZ", "AAA"]
+    assert len(set(letters)) == len(letters)
+    assert list(islice(placeholder_sequence("XY"), 7)) == ["X", "Y", "XX", "XY", "YX", "YY", "XXX"]
+
+
+def test_entity_key_ignores_whitespace() -> None:
+    assert entity_key("홍 길동") == entity_key("홍길동\n") == "홍길동"
+
+
+def test_simple_operators() -> None:
+    e = entity()
+    assert PlaceholderOperator().replace(e, "홍길동") == "A"
+    assert TagOperator().replace(e, "홍길동") == "[내국인이름]"
+    assert TagOperator("<{label}:{placeholder}>").replace(e, "홍길동") == "<내국인이름:A>"
+    assert MaskOperator().replace(e, "홍 길동") == "* **"
+    assert MaskOperator("#", length=4).replace(e, "홍길동") == "####"
+    with pytest.raises(ValueError):
+        MaskOperator("**")
+
+
+def test_surrogate_is_consistent_realistic_and_avoids_document_entities() -> None:
+    operator = SurrogateOperator(seed=7)
+    name = operator.replace(entity(), "홍길동")
+    assert name == operator.replace(entity(), "홍 길동")  # same entity -> same surrogate
+    assert name == SurrogateOperator(seed=7).replace(entity(), "홍길동")  # stable across instances/processes
+    assert name != "홍길동" and 2 <= len(name) <= 4 and all("가" <= c <= "힣" for c in name)
+    other = operator.replace(entity("김철수"), "김철수")
+    assert other != name
+    # a surrogate equal to another entity of the document is drawn again
+    avoided = operator.replace(entity(avoid=(name,)), "홍길동")
+    assert avoided != name and name not in avoided
+    rrn = operator.replace(entity("900101-1234568", "주민등록번호"), "900101-1234568")
+    assert rrn != "900101-1234568" and len(rrn) == 14 and rrn[6] == "-"
+    assert operator.replace(entity("x", "없는라벨"), "x") == "[없는라벨]"  # no source: the fallback
+
+
+class Reverse(Operator):
+    name = "reverse"
+
+    def replace(self, entity: Entity, mention: str) -> str:
+        return mention[::-1]
+
+
+def test_load_operator() -> None:
+    assert isinstance(load_operator("mask", char="#"), MaskOperator)
+    assert load_operator({"class_path": "tag", "init_args": {"template": "<{label}>"}}).template == "<{label}>"
+    assert isinstance(load_operator(f"{__name__}.Reverse"), Reverse)
+    instance = Reverse()
+    assert load_operator(instance) is instance
+    assert set(OPERATORS) == {"placeholder", "tag", "mask", "surrogate"}
+    with pytest.raises(ValueError, match="unknown operator"):
+        load_operator("nope")

@@ -1,0 +1,600 @@
+"""De-identification: text -> windows -> model -> spans ∪ recognizer spans -> entities -> operator -> particle fix.
+
+:class:`Deidentifier` is the Python API, :func:`deid_command` the ``thunder deid`` command, and
+:mod:`thunder.prediction` runs the same steps over a corpus with Lightning.
+
+Steps for one document:
+
+1. The tokenizer gives token ids with character offsets; a document of any length is cut into overlapping windows
+   of ``max_length`` ids (``stride`` tokens of overlap). Every token takes its tag from the window where it is most
+   central (overlaps are split halfway), so nothing is truncated and window edges get full context.
+2. Token tags -> token spans (``LabelSet.decode``) -> character spans, widened to whole Mecab morphemes (a particle
+   is a morpheme of its own, so it never enters a span).
+3. Recognizer spans (:mod:`thunder.recognizers`) are added; overlapping spans merge into their union, labelled by
+   the most confident one. Spans without a letter or digit are dropped, surrounding spaces trimmed.
+4. Mentions are grouped into entities by their whitespace-free text; a mention that is another entity's text plus
+   a particle (``홍길동이`` beside ``홍길동``) is shrunk to that entity. Every further occurrence of an entity's
+   text (two or more characters; at a word boundary where it starts or ends with a Latin letter or digit) is
+   replaced too, so a detected identifier never survives elsewhere in the document.
+5. Entities get placeholders A, B, ..., Z, AA, ... in order of first appearance, skipping capital letters that
+   occur in any detected text; the operator (:mod:`thunder.operators`) makes each mention's replacement and the
+   particle after it is made to agree (``홍길동이`` -> ``A가``, ``김철수는`` -> ``L은``).
+
+Guarantees (tested): every character outside the replaced spans is kept, except a particle directly after a
+replacement that is corrected; the output never contains the text of a detected span of two or more characters
+(at a word boundary as in step 4) — a particle correction that would recreate one is not made.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import os
+import re
+import sys
+import tempfile
+from collections import Counter
+from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+from thunder.operators import Entity, Operator, entity_key, load_operator, placeholder_sequence
+from thunder.particles import fix_particle, leading_particle
+from thunder.recognizers import Recognizer, ScoredSpan, load_recognizers, recognize
+
+
+@dataclass(frozen=True)
+class DetectedSpan:
+    """One replaced span of the input text (offsets into the original)."""
+
+    start: int
+    end: int
+    text: str
+    label: str
+    category: str | None
+    tier1: str | None
+    placeholder: str  # the entity's letter in the document
+    score: float
+    source: str  # "model", a recognizer name, or "propagated"
+
+
+@dataclass(frozen=True)
+class DeidResult:
+    """De-identified text and the spans that were replaced."""
+
+    text: str
+    spans: tuple[DetectedSpan, ...]
+
+
+@dataclass
+class TokenPredictions:
+    """Per-token model output of one document after merging its windows."""
+
+    offsets: list[tuple[int, int]]
+    tags: list[int] = field(default_factory=list)
+    scores: list[float] = field(default_factory=list)  # 1 - P(O)
+
+
+_WORD = re.compile(r"\w")
+_ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
+_NON_SPACE = re.compile(r"\S")
+_FEW_KEYS = 32
+
+
+# ----------------------------------------------------------------------------------------------- span steps
+
+
+def _trim(text: str, span: ScoredSpan) -> ScoredSpan | None:
+    """``span`` without surrounding whitespace, or ``None`` when it holds no letter or digit."""
+    start, end = span.start, span.end
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    if not _WORD.search(text[start:end]) or text[start:end].strip("_") == "":
+        return None
+    return replace(span, start=start, end=end)
+
+
+def merge_spans(spans: Iterable[ScoredSpan]) -> list[ScoredSpan]:
+    """Union of overlapping spans, labelled by the most confident (then longest) member."""
+    ordered = sorted(spans, key=lambda s: (s.start, -s.end))
+    merged: list[ScoredSpan] = []
+    group: list[ScoredSpan] = []
+    group_end = 0
+
+    def close() -> None:
+        best = max(group, key=lambda s: (s.score, s.end - s.start))
+        merged.append(replace(best, start=group[0].start, end=group_end))
+
+    for span in ordered:
+        if group and span.start >= group_end:
+            close()
+            group = []
+        group.append(span)
+        group_end = max(group_end, span.end) if len(group) > 1 else span.end
+    if group:
+        close()
+    return merged
+
+
+def _shrink_particle_variants(text: str, spans: list[ScoredSpan]) -> list[ScoredSpan]:
+    """Cut a trailing particle off a mention whose text is another mention's text plus that particle."""
+    keys = {entity_key(text[s.start : s.end]) for s in spans}
+    result = []
+    for span in spans:
+        mention = text[span.start : span.end]
+        for cut in range(len(mention) - 1, 0, -1):
+            if entity_key(mention[:cut]) not in keys:
+                continue
+            found = leading_particle(mention[cut:])
+            if found and found[0] == mention[cut:]:
+                span = replace(span, end=span.start + cut)
+                break
+        result.append(span)
+    return result
+
+
+def _key_pattern(key: str) -> re.Pattern:
+    """Occurrences of an entity text, whitespace-insensitive, at a word boundary on ASCII letters and digits."""
+    body = r"\s*".join(map(re.escape, key))
+    before = r"(?<![A-Za-z0-9])" if _ASCII_ALNUM.match(key[0]) else ""
+    after = r"(?![A-Za-z0-9])" if _ASCII_ALNUM.match(key[-1]) else ""
+    return re.compile(before + body + after)
+
+
+def find_keys(text: str, keys: Iterable[str]) -> list[tuple[int, int, str]]:
+    """Occurrences ``(start, end, key)`` in ``text`` of entity texts of two or more characters, whitespace-
+    insensitive, at a word boundary where a key starts or ends with an ASCII letter or digit; sorted by start.
+
+    A few keys are searched one regular expression each; many keys (long documents) in one pass per key length
+    over the text without whitespace, so the cost does not grow with the number of entities.
+    """
+    keys = {key for key in keys if len(key) >= 2}
+    if len(keys) <= _FEW_KEYS:
+        found = [(m.start(), m.end(), key) for key in keys for m in _key_pattern(key).finditer(text)]
+        return sorted(found)
+    positions = [m.start() for m in _NON_SPACE.finditer(text)]
+    compact = "".join(text[i] for i in positions)
+    by_length: dict[int, set[str]] = {}
+    for key in keys:
+        by_length.setdefault(len(key), set()).add(key)
+    found = []
+    for length, group in by_length.items():
+        for i in range(len(compact) - length + 1):
+            piece = compact[i : i + length]
+            if piece not in group:
+                continue
+            start, end = positions[i], positions[i + length - 1] + 1
+            if _ASCII_ALNUM.match(piece[0]) and start and _ASCII_ALNUM.match(text[start - 1]):
+                continue
+            if _ASCII_ALNUM.match(piece[-1]) and end < len(text) and _ASCII_ALNUM.match(text[end]):
+                continue
+            found.append((start, end, piece))
+    return sorted(found)
+
+
+def _propagate(text: str, spans: list[ScoredSpan]) -> list[ScoredSpan]:
+    """Add every further occurrence of a detected text (two or more characters) as a span of the same entity."""
+    by_key: dict[str, ScoredSpan] = {}
+    for span in spans:
+        by_key.setdefault(entity_key(text[span.start : span.end]), span)
+    starts, ends = [s.start for s in spans], [s.end for s in spans]  # disjoint, sorted
+    added = []
+    for start, end, key in sorted(find_keys(text, by_key), key=lambda f: (-len(f[2]), f[0])):
+        i = bisect.bisect_right(starts, start)
+        if (i and ends[i - 1] > start) or (i < len(starts) and starts[i] < end):
+            continue
+        starts.insert(i, start)
+        ends.insert(i, end)
+        added.append(replace(by_key[key], start=start, end=end, source="propagated"))
+    return sorted(spans + added, key=lambda s: s.start)
+
+
+# ----------------------------------------------------------------------------------------------- the pipeline
+
+
+class Deidentifier:
+    """A trained token classifier plus recognizers and an operator: ``Deidentifier(...)(text) -> DeidResult``.
+
+    ``model`` may be ``None`` (recognizers only). ``recognizers`` are names/paths/instances for
+    :func:`thunder.recognizers.load_recognizers` (``None``: all built-in, ``[]``: none); ``operator`` is a name,
+    path or :class:`~thunder.operators.Operator`. ``batch_size`` counts windows per forward pass.
+    """
+
+    def __init__(
+        self,
+        model: Any = None,
+        tokenizer: Any = None,
+        label_set: Any = None,
+        recognizers: Sequence[str | dict | Recognizer] | None = None,
+        operator: str | dict | Operator = "placeholder",
+        max_length: int = 512,
+        stride: int = 128,
+        batch_size: int = 8,
+        device: str | None = None,
+    ) -> None:
+        if model is not None and (tokenizer is None or label_set is None):
+            raise ValueError("a model needs its tokenizer and label_set")
+        self.model, self.tokenizer, self.label_set = model, tokenizer, label_set
+        self.recognizers = load_recognizers(recognizers)
+        self.operator = load_operator(operator)
+        self.max_length, self.stride, self.batch_size = max_length, stride, batch_size
+        if model is not None:
+            if device is not None:
+                model.to(device)
+            model.eval()
+
+    @classmethod
+    def from_pretrained(cls, path: str | Path, **options: Any) -> "Deidentifier":
+        """Load an export directory or a ``.ckpt`` (see :func:`thunder.export.load_exported`)."""
+        from thunder.export import load_exported
+
+        model, tokenizer, label_set = load_exported(path)
+        return cls(model, tokenizer, label_set, **options)
+
+    def __call__(self, text: str) -> DeidResult:
+        return self.deidentify_batch([text])[0]
+
+    def deidentify_batch(self, texts: Sequence[str]) -> list[DeidResult]:
+        """De-identify many documents, batching windows of all of them through the model."""
+        predictions = self.predict_tokens(texts)
+        return [self.finish(text, prediction) for text, prediction in zip(texts, predictions)]
+
+    # -- model step -------------------------------------------------------------------------------------------
+
+    def windows(self, texts: Sequence[str]) -> list:
+        """Overlapping windows of every document (``Window.doc`` = index in ``texts``)."""
+        return self.tokenizer.encode_windows(list(texts), self.max_length, self.stride)
+
+    def forward_windows(self, windows: Sequence) -> list[tuple[list[int], list[float]]]:
+        """Tags and entity scores (1 - P(O)) of each window's own tokens, ``batch_size`` windows per pass."""
+        import torch
+        from lightning.pytorch import LightningModule
+
+        device = next(self.model.parameters()).device
+        takes_batch = isinstance(self.model, LightningModule)  # TokenClassifier.forward(batch)
+        outputs = []
+        with torch.inference_mode():
+            for first in range(0, len(windows), self.batch_size):
+                chunk = windows[first : first + self.batch_size]
+                batch = {k: v.to(device) for k, v in self.tokenizer.pad([w.ids for w in chunk]).items()}
+                output = self.model(batch) if takes_batch else self.model(**batch)
+                logits = getattr(output, "logits", output)
+                probs = logits.float().softmax(-1)
+                tags = probs.argmax(-1).cpu().tolist()
+                scores = (1 - probs[..., 0]).cpu().tolist()
+                for row, window in enumerate(chunk):
+                    own = slice(1 + window.own_start - window.start, 1 + window.own_end - window.start)
+                    outputs.append((tags[row][own], scores[row][own]))
+        return outputs
+
+    def predict_tokens(self, texts: Sequence[str]) -> list[TokenPredictions]:
+        """Merged per-token predictions of each document (empty when there is no model)."""
+        if self.model is None:
+            return [TokenPredictions([]) for _ in texts]
+        windows = self.windows(texts)
+        return merge_windows(len(texts), windows, self.forward_windows(windows))
+
+    # -- spans, entities, replacement -------------------------------------------------------------------------
+
+    def model_spans(self, text: str, prediction: TokenPredictions) -> list[ScoredSpan]:
+        """Character spans of the model's entities, widened to whole morphemes."""
+        if not prediction.tags:
+            return []
+        from thunder.tokenizer import morpheme_pieces
+
+        pieces = morpheme_pieces(text)
+        piece_ends = [piece_end for _, piece_end in pieces]
+        spans = []
+        for first, last, entity_type in self.label_set.decode(prediction.tags):
+            start, end = prediction.offsets[first][0], prediction.offsets[last - 1][1]
+            start, end = _widen(pieces, piece_ends, text, start, end)
+            info = self.label_set.describe(entity_type)
+            score = sum(prediction.scores[first:last]) / (last - first)
+            spans.append(
+                ScoredSpan(start, end, getattr(info, "label", None) or entity_type, score, "model",
+                           getattr(info, "category", None), getattr(info, "tier1", None))  # fmt: skip
+            )
+        return spans
+
+    def finish(self, text: str, prediction: TokenPredictions) -> DeidResult:
+        """Spans of one document from its token predictions and the recognizers, then replacement."""
+        return self.apply(text, self.model_spans(text, prediction) + recognize(text, self.recognizers))
+
+    def _taxonomy(self) -> Any:
+        return self.label_set.taxonomy if self.label_set is not None else _default_taxonomy()
+
+    def apply(self, text: str, spans: Iterable[ScoredSpan]) -> DeidResult:
+        """Group ``spans`` into entities, assign placeholders, apply the operator and fix particles.
+
+        Labels found in the taxonomy get its category and tier 1 (those of the taxonomy win over a recognizer's).
+        """
+        labels = self._taxonomy().labels
+        spans = [
+            replace(s, category=labels[s.label].category, tier1=labels[s.label].tier1) if s.label in labels else s
+            for s in (_trim(text, span) for span in spans if span.end > span.start)
+            if s is not None
+        ]
+        spans = _propagate(text, _shrink_particle_variants(text, merge_spans(spans)))
+        if not spans:
+            return DeidResult(text, ())
+        entities = self._entities(text, spans)
+        mentions = [text[s.start : s.end] for s in spans]
+        replacements = [self.operator.replace(entities[entity_key(m)], m) for m in mentions]
+        gap_starts = [0] + [s.end for s in spans]
+        gaps = [text[a:b] for a, b in zip(gap_starts, [s.start for s in spans] + [len(text)])]
+        fixed = [gaps[0]] + [_fix(rep, gap) for rep, gap in zip(replacements, gaps[1:])]
+        keys = [key for key in entities if len(key) >= 2]
+        for _ in range(2 * len(spans) + 1):
+            output, segments = _assemble(fixed, replacements)
+            leak = _first_leak(output, keys)
+            if leak is None:
+                break
+            key, (start, end) = leak
+            hit = [(kind, i, a) for kind, i, a, b in segments if a < b and a < end and start < b]
+            corrected = [i for kind, i, _ in hit if kind == "gap" and fixed[i] != gaps[i]]
+            replaced = [i for kind, i, _ in hit if kind == "replacement" and set(replacements[i]) != {"*"}]
+            if corrected:  # a particle correction recreated an entity's text: keep the original particle
+                for i in corrected:
+                    fixed[i] = gaps[i]
+            elif replaced:  # a replacement joins its neighbours into an entity's text: mask it
+                for i in replaced:
+                    replacements[i] = "*" * len(replacements[i])
+            elif len(hit) == 1 and hit[0][0] == "gap":  # only became word-bounded after a replacement
+                _, i, a = hit[0]
+                origin = gap_starts[i] + start - a
+                first = next(s for s, m in zip(spans, mentions) if entity_key(m) == key)
+                return self.apply(text, [*spans, replace(first, start=origin, end=origin + end - start,
+                                                         source="propagated")])  # fmt: skip
+            else:
+                raise RuntimeError(f"cannot remove {key!r} from the de-identified text")
+        detected = tuple(
+            DetectedSpan(s.start, s.end, m, s.label, s.category, s.tier1, entities[entity_key(m)].placeholder,
+                         round(s.score, 4), s.source)  # fmt: skip
+            for s, m in zip(spans, mentions)
+        )
+        return DeidResult(_join(fixed, replacements), detected)
+
+    def _entities(self, text: str, spans: list[ScoredSpan]) -> dict[str, Entity]:
+        grouped: dict[str, list[ScoredSpan]] = {}
+        for span in spans:
+            grouped.setdefault(entity_key(text[span.start : span.end]), []).append(span)
+        used = {c for key in grouped for c in key}
+        alphabet = "".join(c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in used) or "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+        letters = placeholder_sequence(alphabet)
+        avoid = frozenset(grouped)
+        entities = {}
+        for key, members in grouped.items():  # dicts keep first-appearance order
+            label = Counter(s.label for s in members).most_common(1)[0][0]
+            entities[key] = Entity(
+                key=key,
+                placeholder=next(letters),
+                label=label,
+                mentions=tuple(text[s.start : s.end] for s in members),
+                contexts=tuple((text[max(0, s.start - 40) : s.start], text[s.end : s.end + 40]) for s in members),
+                avoid=avoid,
+            )
+        return entities
+
+
+@lru_cache(maxsize=1)
+def _default_taxonomy() -> Any:
+    from thunder.taxonomy import Taxonomy
+
+    return Taxonomy.load()
+
+
+def _widen(
+    pieces: Sequence[tuple[int, int]], piece_ends: Sequence[int], text: str, start: int, end: int
+) -> tuple[int, int]:
+    """``[start, end)`` widened to the morphemes it touches (the space a piece starts with stays out)."""
+    for piece_start, piece_end in pieces[bisect.bisect_right(piece_ends, start) :]:
+        if piece_start >= end:
+            break
+        while piece_start < piece_end and text[piece_start].isspace():
+            piece_start += 1
+        if piece_start < start and piece_start < piece_end:
+            start = piece_start
+        end = max(end, piece_end)
+    return start, end
+
+
+def merge_windows(
+    n_docs: int, windows: Sequence, outputs: Sequence[tuple[list[int], list[float]]]
+) -> list[TokenPredictions]:
+    """Concatenate each window's own tokens (every token comes from the window where it is most central)."""
+    merged = [TokenPredictions([]) for _ in range(n_docs)]
+    for window, (tags, scores) in zip(windows, outputs):
+        doc = merged[window.doc]
+        own = slice(1 + window.own_start - window.start, 1 + window.own_end - window.start)
+        doc.offsets.extend(window.offsets[own])
+        doc.tags.extend(tags)
+        doc.scores.extend(scores)
+    return merged
+
+
+def _fix(replacement: str, following: str) -> str:
+    return fix_particle(replacement, following) if following else following
+
+
+def _join(gaps: Sequence[str], replacements: Sequence[str]) -> str:
+    return _assemble(gaps, replacements)[0]
+
+
+def _assemble(gaps: Sequence[str], replacements: Sequence[str]) -> tuple[str, list[tuple[str, int, int, int]]]:
+    """The output text and its segments ``(kind, index, start, end)``: gap ``i`` follows replacement ``i - 1``."""
+    parts, segments, position = [], [], 0
+    for i, gap in enumerate(gaps):
+        if i:
+            replacement = replacements[i - 1]
+            parts.append(replacement)
+            segments.append(("replacement", i - 1, position, position + len(replacement)))
+            position += len(replacement)
+        parts.append(gap)
+        segments.append(("gap", i, position, position + len(gap)))
+        position += len(gap)
+    return "".join(parts), segments
+
+
+def _first_leak(output: str, keys: Sequence[str]) -> tuple[str, tuple[int, int]] | None:
+    found = find_keys(output, keys)
+    return (found[0][2], found[0][:2]) if found else None
+
+
+# ----------------------------------------------------------------------------------------------- the command
+
+
+@dataclass(frozen=True)
+class _Doc:
+    id: str
+    text: str
+    out_path: str | None  # relative output path for text inputs; None for JSONL lines
+    group: str  # the input the document came from (JSONL inputs are written as one file)
+
+
+class InputError(Exception):
+    """An input that cannot be read; the message names the file and position."""
+
+
+def _read_text(path: Path) -> str:
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(f"{path}: not valid UTF-8 at byte {error.start} ({error.reason})") from None
+
+
+def iter_inputs(inputs: Sequence[str], errors: list[str]) -> Iterator[_Doc]:
+    """Documents of text files, directories (``*.txt``/``*.md`` recursively), JSONL files or stdin; problems are
+    appended to ``errors`` and the remaining inputs still read."""
+    if not inputs:
+        data = sys.stdin.buffer.read()
+        try:
+            yield _Doc("<stdin>", data.decode("utf-8"), "stdin.txt", "<stdin>")
+        except UnicodeDecodeError as error:
+            errors.append(f"<stdin>: not valid UTF-8 at byte {error.start} ({error.reason})")
+        return
+    for name in inputs:
+        path = Path(name)
+        if path.is_dir():
+            files = sorted(p for p in path.rglob("*") if p.suffix in (".txt", ".md") and p.is_file())
+            pairs = [(p, p.relative_to(path).as_posix()) for p in files]
+        elif path.is_file() or not path.exists():
+            pairs = [(path, path.name)]
+        else:
+            errors.append(f"{path}: not a file or directory")
+            continue
+        for file, relative in pairs:
+            try:
+                if file.suffix == ".jsonl":
+                    yield from _read_jsonl(file, errors)
+                else:
+                    yield _Doc(str(file), _read_text(file), relative, str(file))
+            except InputError as error:
+                errors.append(str(error))
+            except OSError as error:
+                errors.append(f"{file}: cannot read ({error.strerror or error})")
+
+
+def _read_jsonl(path: Path, errors: list[str]) -> Iterator[_Doc]:
+    for number, line in enumerate(_read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            text = record["text"]
+            if not isinstance(text, str):
+                raise TypeError("'text' is not a string")
+        except (ValueError, KeyError, TypeError) as error:
+            errors.append(f"{path}:{number}: bad JSONL record ({error})")
+            continue
+        yield _Doc(str(record.get("id", f"{path.name}:{number}")), text, None, str(path))
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same directory and ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
+            stream.write(text)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def span_record(doc_id: str, span: DetectedSpan) -> dict:
+    """The ``--spans`` JSONL record of one span."""
+    return {"doc": doc_id, **asdict(span)}
+
+
+def _batched(items: Iterable[_Doc], size: int) -> Iterator[list[_Doc]]:
+    batch: list[_Doc] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def deid_command(
+    model: str | None = None,
+    inputs: list[str] = [],
+    out: str | None = None,
+    spans: str | None = None,
+    operator: str = "placeholder",
+    recognizers: list[str] | None = None,
+    batch_size: int = 8,
+    max_length: int = 512,
+    stride: int = 128,
+    device: str | None = None,
+) -> None:
+    """De-identify text files, directories (*.txt, *.md recursively), JSONL ({"id", "text"} per line) or stdin.
+
+    Args:
+        model: export directory or .ckpt of a trained Thunder model (omit to use only the pattern recognizers).
+        inputs: files, directories or .jsonl files; stdin when none.
+        out: output directory (files written atomically; JSONL inputs keep their name); stdout when omitted: the
+            text itself for stdin or a single text file, otherwise one {"id", "text"} JSON line per document.
+        spans: write the replaced spans as JSONL (doc, start, end, text, label, category, tier1, placeholder, score,
+            source) to this file.
+        operator: placeholder (A, B, ...), tag ([label]), mask (***), surrogate, or a module.Class path.
+        recognizers: pattern recognizers by name or module.Class path (default: all built-in; [] for none).
+        batch_size: windows per forward pass (and documents per step).
+        max_length: window length in tokens, special tokens included.
+        stride: overlap between consecutive windows in tokens.
+        device: torch device for the model (default: where it was loaded).
+    """
+    options = dict(recognizers=recognizers, operator=operator, max_length=max_length, stride=stride,
+                   batch_size=batch_size, device=device)  # fmt: skip
+    deidentifier = Deidentifier.from_pretrained(model, **options) if model else Deidentifier(**options)
+    errors: list[str] = []
+    span_lines: list[str] = []
+    jsonl_outputs: dict[str, list[str]] = {}
+    out_dir = Path(out) if out else None
+    plain = not inputs or (len(inputs) == 1 and Path(inputs[0]).is_file() and Path(inputs[0]).suffix != ".jsonl")
+    for batch in _batched(iter_inputs(inputs, errors), batch_size):
+        for doc, result in zip(batch, deidentifier.deidentify_batch([d.text for d in batch])):
+            span_lines += [json.dumps(span_record(doc.id, s), ensure_ascii=False) for s in result.spans]
+            if out_dir is None:
+                line = json.dumps({"id": doc.id, "text": result.text}, ensure_ascii=False) + "\n"
+                sys.stdout.write(result.text if plain else line)
+            elif doc.out_path is None:
+                line = json.dumps({"id": doc.id, "text": result.text}, ensure_ascii=False)
+                jsonl_outputs.setdefault(doc.group, []).append(line)
+            else:
+                write_atomic(out_dir / doc.out_path, result.text)
+        sys.stdout.flush()
+    for group, lines in jsonl_outputs.items():
+        write_atomic(out_dir / Path(group).name, "".join(line + "\n" for line in lines))
+    if spans:
+        write_atomic(Path(spans), "".join(line + "\n" for line in span_lines))
+    for message in errors:
+        print(f"thunder deid: error: {message}", file=sys.stderr)
+    if errors:
+        raise SystemExit(1)

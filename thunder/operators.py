@@ -1,0 +1,177 @@
+"""Replacement operators: what a detected entity becomes in the de-identified text.
+
+The pipeline (:mod:`thunder.deid`) groups the spans of a document into :class:`Entity` objects (same normalised
+text = same entity) and gives each the next placeholder letter (A, B, ..., Z, AA, AB, ...). An :class:`Operator`
+then turns each mention into its replacement:
+
+- :class:`PlaceholderOperator` (``placeholder``): the entity's letter, as in the published judgments.
+- :class:`TagOperator` (``tag``): the label in brackets, ``[내국인이름]``.
+- :class:`MaskOperator` (``mask``): ``*`` for every character of the mention, or a fixed-length mask.
+- :class:`SurrogateOperator` (``surrogate``): a realistic replacement sampled from the synthesis generators and
+  mention lists (pseudonymisation), the same for every mention of an entity.
+
+Users add their own by subclassing :class:`Operator` and passing an instance or a ``module.Class`` path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import random
+import re
+import string
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar, Iterator, Sequence
+
+_SPACE = re.compile(r"\s+")
+
+
+def entity_key(text: str) -> str:
+    """Normalised entity text: whitespace-insensitive (``홍 길동`` and ``홍길동`` are one entity)."""
+    return _SPACE.sub("", text)
+
+
+def placeholder_sequence(alphabet: str = string.ascii_uppercase) -> Iterator[str]:
+    """A, B, ..., Z, AA, AB, ..., AZ, BA, ..., ZZ, AAA, ... over ``alphabet`` (bijective base-n numbering)."""
+    if not alphabet:
+        raise ValueError("placeholder alphabet is empty")
+    n = len(alphabet)
+    index = 0
+    while True:
+        value, letters = index + 1, []
+        while value:
+            value, rest = divmod(value - 1, n)
+            letters.append(alphabet[rest])
+        yield "".join(reversed(letters))
+        index += 1
+
+
+@dataclass(frozen=True)
+class Entity:
+    """One entity of a document: every mention whose normalised text is ``key``."""
+
+    key: str
+    placeholder: str  # the entity's letter in the document (A, B, ...)
+    label: str
+    mentions: tuple[str, ...]
+    contexts: tuple[tuple[str, str], ...] = ()  # (left, right) text around each mention
+    avoid: frozenset[str] = frozenset()  # normalised texts of every entity in the document
+
+
+class Operator(ABC):
+    """Turns one mention of an entity into its replacement text."""
+
+    name: ClassVar[str]
+
+    @abstractmethod
+    def replace(self, entity: Entity, mention: str) -> str:
+        """Replacement for ``mention`` (one surface form of ``entity``)."""
+
+
+class PlaceholderOperator(Operator):
+    """The entity's placeholder letter (``A``, ``B``, ...)."""
+
+    name = "placeholder"
+
+    def replace(self, entity: Entity, mention: str) -> str:
+        return entity.placeholder
+
+
+class TagOperator(Operator):
+    """The entity's label in a template, ``[내국인이름]`` by default."""
+
+    name = "tag"
+
+    def __init__(self, template: str = "[{label}]") -> None:
+        self.template = template
+
+    def replace(self, entity: Entity, mention: str) -> str:
+        return self.template.format(label=entity.label, placeholder=entity.placeholder)
+
+
+class MaskOperator(Operator):
+    """``char`` for every non-space character of the mention (spaces kept), or ``length`` characters when set."""
+
+    name = "mask"
+
+    def __init__(self, char: str = "*", length: int | None = None) -> None:
+        if len(char) != 1:
+            raise ValueError(f"mask char must be one character, got {char!r}")
+        if length is not None and length < 1:
+            raise ValueError(f"mask length must be positive, got {length}")
+        self.char, self.length = char, length
+
+    def replace(self, entity: Entity, mention: str) -> str:
+        if self.length is not None:
+            return self.char * self.length
+        return "".join(c if c.isspace() else self.char for c in mention)
+
+
+def stable_seed(*parts: object) -> int:
+    """A seed from ``parts`` that is the same in every process (never Python's ``hash``)."""
+    return int.from_bytes(hashlib.sha256("\x1f".join(map(str, parts)).encode("utf-8")).digest()[:8], "big")
+
+
+class SurrogateOperator(Operator):
+    """A realistic surrogate per entity (pseudonymisation) from a :class:`thunder.mentions.MentionBank`.
+
+    Each label draws from its generator (``generator:<name>`` in the taxonomy) or its mention list under
+    ``mention_dirs`` (default: the packaged demo lists); a label with neither gets ``fallback`` (a template like
+    :class:`TagOperator`'s). The draw is seeded by ``(seed, label, entity text)``, so every mention of an entity,
+    in any process, gets the same surrogate; one that contains, or is contained in, the text of any entity of
+    the document is drawn again.
+    """
+
+    name = "surrogate"
+
+    def __init__(
+        self,
+        seed: int = 0,
+        mention_dirs: Sequence[str | Path] | None = None,
+        taxonomy: str | Path | None = None,
+        fallback: str = "[{label}]",
+    ) -> None:
+        from thunder.mentions import DEMO_MENTIONS, MentionBank
+        from thunder.taxonomy import Taxonomy
+
+        self.seed, self.fallback = seed, fallback
+        dirs = [DEMO_MENTIONS] if mention_dirs is None else list(mention_dirs)
+        self.bank = MentionBank.from_dirs(Taxonomy.load(taxonomy), dirs)
+
+    def replace(self, entity: Entity, mention: str) -> str:
+        from thunder.mentions import MentionContext
+
+        rng = random.Random(stable_seed(self.seed, entity.label, entity.key))
+        context = MentionContext(label=entity.label, occurrences=tuple(entity.contexts))
+        for _ in range(20):
+            try:
+                value = self.bank.sample(entity.label, rng, context)
+            except LookupError:  # MentionError: the label has no source
+                break
+            key = entity_key(value)
+            if key and not any(text in key or key in text for text in entity.avoid if text):
+                return value
+        return self.fallback.format(label=entity.label, placeholder=entity.placeholder)
+
+
+OPERATORS: dict[str, type[Operator]] = {
+    cls.name: cls for cls in (PlaceholderOperator, TagOperator, MaskOperator, SurrogateOperator)
+}
+
+
+def load_operator(spec: str | dict | Operator, **init_args) -> Operator:
+    """An operator from a name in :data:`OPERATORS`, a ``module.Class`` path, a ``{"class_path", "init_args"}``
+    dict, or an instance."""
+    if isinstance(spec, Operator):
+        return spec
+    if isinstance(spec, dict):
+        spec, init_args = spec["class_path"], {**spec.get("init_args", {}), **init_args}
+    cls = OPERATORS.get(spec)
+    if cls is None:
+        module_name, _, attr = spec.replace(":", ".").rpartition(".")
+        if not module_name:
+            raise ValueError(f"unknown operator {spec!r}: not one of {sorted(OPERATORS)} and not a module.Class path")
+        cls = getattr(importlib.import_module(module_name), attr)
+    return cls(**init_args)
