@@ -530,7 +530,7 @@ def test_whole_morpheme_masking_masks_all_pieces_together(tokenizer: ThunderToke
 
 
 def test_mlm_items_are_deterministic_and_resampled_per_epoch(tokenizer_dir: Path) -> None:
-    module = MLMDataModule(tokenizer=str(tokenizer_dir), max_length=64, val_fraction=0.1)
+    module = MLMDataModule(tokenizer=str(tokenizer_dir), max_length=64, val_fraction=0.1, judgments="all")
     module.setup("fit")
     train, val = module.datasets["train"], module.datasets["val"]
     assert len(val) > 0 and len(train) + len(val) == len(list(DEMO_CORPUS.rglob("*.md")))
@@ -539,6 +539,16 @@ def test_mlm_items_are_deterministic_and_resampled_per_epoch(tokenizer_dir: Path
     assert val[(1, 0)] == val[(2, 0)]
     text = train.text(3, 1)
     assert "<<<" not in text
+
+
+def test_mlm_pretraining_reads_only_the_train_split_by_default(tokenizer_dir: Path) -> None:
+    deid = DeIdDataModule(tokenizer=str(tokenizer_dir))
+    held_out = {doc.doc_id for name in ("val", "test") for doc in deid.documents()[name]}
+    module = MLMDataModule(tokenizer=str(tokenizer_dir), val_fraction=0.0)
+    module.setup("fit")
+    seen = {item.doc_id for item in module.datasets["train"].items}
+    assert seen == {doc.doc_id for doc in deid.documents()["train"]}
+    assert held_out and not seen & held_out
 
 
 def test_mlm_datamodule_packs_without_dropping_tokens(tokenizer_dir: Path, tmp_path: Path) -> None:
@@ -555,7 +565,7 @@ def test_mlm_datamodule_packs_without_dropping_tokens(tokenizer_dir: Path, tmp_p
     )
     module.setup("fit")
     dataset, tokenizer = module.datasets["train"], module.tokenizer
-    assert len(dataset) > 120  # 120 demo judgments plus the text chunks
+    assert len(dataset) > 96  # the 96 demo judgments of the train split plus the text chunks
     loader = module.train_dataloader()
     batch = next(iter(loader))
     keys = list(loader.sampler)[:4]

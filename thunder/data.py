@@ -345,6 +345,11 @@ def _distributed_context(module: LightningDataModule) -> tuple[int, int]:
 # ----------------------------------------------------------------------------------------------- splits
 
 
+def _check_split(split: Sequence[float]) -> None:
+    if len(split) != 3 or any(f < 0 for f in split) or not math.isclose(sum(split), 1.0, abs_tol=1e-6):
+        raise ValueError(f"split must be three non-negative fractions (train, val, test) summing to 1, got {split}")
+
+
 def split_documents(
     documents: Sequence[AnnotatedDocument], fractions: Sequence[float], seed: int
 ) -> dict[str, list[AnnotatedDocument]]:
@@ -501,8 +506,7 @@ class DeIdDataModule(_SynthesisMixin, LightningDataModule):
         _check_positive(batch_size=batch_size, pad_to_multiple_of=pad_to_multiple_of or 1)
         if num_workers < 0:
             raise ValueError(f"num_workers must be >= 0, got {num_workers}")
-        if len(split) != 3 or any(f < 0 for f in split) or not math.isclose(sum(split), 1.0, abs_tol=1e-6):
-            raise ValueError(f"split must be three non-negative fractions (train, val, test) summing to 1, got {split}")
+        _check_split(split)
         self.tokenizer_path = str(tokenizer) if tokenizer is not None else str(DEMO_TOKENIZER)
         self.data_dir = str(data_dir) if data_dir is not None else str(DEMO_CORPUS)
         self.mention_dirs = [str(d) for d in mention_dirs] if mention_dirs is not None else [str(DEMO_MENTIONS)]
@@ -816,6 +820,11 @@ class MLMDataModule(_SynthesisMixin, LightningDataModule):
         seed: Seed of synthesis, masking and order.
         replacement: ``per_epoch`` or ``single`` mention sampling for the judgments.
         val_fraction: Share of documents held out for validation (chosen by a stable hash).
+        judgments: ``train``: only the train share of ``data_dir`` under ``split``/``split_seed`` (the split
+            :class:`DeIdDataModule` makes with the same values), so pretraining never reads held-out judgments;
+            ``all``: every judgment.
+        split: Train/val/test fractions used with ``judgments: train``.
+        split_seed: Seed of that split.
     """
 
     def __init__(
@@ -835,9 +844,14 @@ class MLMDataModule(_SynthesisMixin, LightningDataModule):
         seed: int = 0,
         replacement: Literal["per_epoch", "single"] = "per_epoch",
         val_fraction: float = 0.01,
+        judgments: Literal["train", "all"] = "train",
+        split: tuple[float, float, float] = (0.8, 0.1, 0.1),
+        split_seed: int = 0,
     ) -> None:
         super().__init__()
         _check_choice("replacement", replacement, REPLACEMENTS)
+        _check_choice("judgments", judgments, ("train", "all"))
+        _check_split(split)
         _check_positive(batch_size=batch_size)
         if num_workers < 0:
             raise ValueError(f"num_workers must be >= 0, got {num_workers}")
@@ -862,6 +876,7 @@ class MLMDataModule(_SynthesisMixin, LightningDataModule):
         self.batch_size, self.num_workers = batch_size, num_workers
         self.seed, self.replacement = seed, replacement
         self.val_fraction = val_fraction
+        self.judgments, self.split, self.split_seed = judgments, tuple(split), split_seed
         self.datasets: dict[str, MLMDataset] = {}
 
     def setup(self, stage: str | None = None) -> None:
@@ -872,7 +887,10 @@ class MLMDataModule(_SynthesisMixin, LightningDataModule):
         synthesizer = None
         if self.use_judgments:
             self.taxonomy = self._load_taxonomy()
-            items += read_corpus([self.data_dir])
+            documents = read_corpus([self.data_dir])
+            if self.judgments == "train":
+                documents = split_documents(documents, self.split, self.split_seed)["train"]
+            items += documents
             synthesizer = self._synthesizer(self.seed, self.replacement)
         items += read_text_chunks(self.text_paths, max_chars=4 * self.max_length)
         parts: dict[str, list[AnnotatedDocument | str]] = {"train": [], "val": []}
