@@ -399,5 +399,5 @@ def test_command_bad_inputs_reported_others_processed(inputs: Path, tmp_path: Pa
 def test_command_line_entry_point(inputs: Path, capsys) -> None:
     from thunder.cli import main
 
-    main(["deid", "--inputs", f"[{inputs / 'a.txt'}]", "--operator", "tag"])
+    main(["deid", str(inputs / 'a.txt'), "--operator", "tag"])
     assert capsys.readouterr().out == "연락처 [전화번호]로 전화하였다.\n"

@@ -65,11 +65,19 @@ def _print_help() -> None:
 
 
 def _run_function(function: Callable, args: list[str], prog: str) -> None:
-    """Parse ``args`` against ``function``'s signature and call it (its own ``config`` parameter included)."""
+    """Parse ``args`` against ``function``'s signature and call it (its own ``config`` parameter included).
+
+    A parameter named ``inputs`` is positional (``thunder deid --model M a.txt b/``); all others are options.
+    """
+    import inspect
+
     from jsonargparse import ArgumentParser
 
     parser = ArgumentParser(prog=prog)
-    parser.add_function_arguments(function, as_positional=False)
+    positional = {"inputs"} & set(inspect.signature(function).parameters)
+    if positional:
+        parser.add_argument("inputs", nargs="*", default=[], help="input files or directories (default: stdin)")
+    parser.add_function_arguments(function, as_positional=False, skip=positional)
     namespace = parser.parse_args(args)
     function(**namespace.as_dict())
 
