@@ -1,0 +1,77 @@
+"""``thunder export``: Hugging Face directory round trip, and load_exported for directories and checkpoints."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from test_models import label_set, one_thread, tokenizer, tokenizer_dir  # noqa: F401  (shared fixtures)
+from test_models import RepeatedBatch, mlm_batch, token_batch, trainer
+from torch.utils.data import DataLoader
+from transformers import AutoModelForTokenClassification
+
+from thunder.cli import main
+from thunder.export import export_checkpoint, load_exported
+from thunder.models import MaskedLM, TokenClassifier
+from thunder.tokenizer import ThunderTokenizer
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory, tokenizer, label_set) -> tuple[Path, TokenClassifier]:
+    tmp = tmp_path_factory.mktemp("export")
+    module = TokenClassifier(backbone="tiny", lr=1e-3)
+    fit = trainer(tmp, 2)
+    fit.fit(module, datamodule=RepeatedBatch(token_batch(tokenizer, label_set), tokenizer, label_set))
+    fit.save_checkpoint(tmp / "model.ckpt")
+    return tmp / "model.ckpt", module.eval()
+
+
+def test_export_round_trip_through_cli(trained, tmp_path, tokenizer, label_set) -> None:
+    checkpoint, module = trained
+    out = tmp_path / "hf"
+    main(["export", "--checkpoint", str(checkpoint), "--out", str(out)])
+    model = AutoModelForTokenClassification.from_pretrained(out).eval()
+    assert model.config.id2label == dict(enumerate(label_set.names))
+    assert model.config.label2id[label_set.names[3]] == 3
+    info = json.loads((out / "thunder.json").read_text(encoding="utf-8"))
+    assert info["label_set"] == label_set.to_dict()
+    assert info["taxonomy_fingerprint"] == label_set.taxonomy.fingerprint()
+    batch = token_batch(tokenizer, label_set, seed=3)
+    inputs = {k: batch[k] for k in ("input_ids", "attention_mask")}
+    with torch.no_grad():
+        assert torch.allclose(model(**inputs).logits, module.model(**inputs).logits, atol=1e-6)
+    text = "피해자 홍길동에게 전화하였다."
+    assert ThunderTokenizer.from_pretrained(out).encode(text).ids == tokenizer.encode(text).ids
+
+
+def test_load_exported_from_directory_and_checkpoint(trained, tmp_path, tokenizer, label_set) -> None:
+    checkpoint, module = trained
+    out = export_checkpoint(checkpoint, tmp_path / "hf")
+    batch = token_batch(tokenizer, label_set, seed=4)
+    inputs = {k: batch[k] for k in ("input_ids", "attention_mask")}
+    with torch.no_grad():
+        expected = module.model(**inputs).logits
+        for source in (out, checkpoint):
+            model, loaded_tokenizer, loaded_labels = load_exported(source)
+            assert not model.training and loaded_labels.names == label_set.names
+            assert loaded_tokenizer.vocab_size == tokenizer.vocab_size
+            assert torch.allclose(model(**inputs).logits, expected, atol=1e-6)
+    with pytest.raises(FileExistsError):
+        export_checkpoint(checkpoint, out)
+
+
+def test_exported_mlm_initialises_a_token_classifier(tmp_path, tokenizer, tokenizer_dir, label_set) -> None:
+    mlm = MaskedLM(backbone="tiny", tokenizer=str(tokenizer_dir))
+    fit = trainer(tmp_path, 1)
+    fit.fit(mlm, train_dataloaders=DataLoader([mlm_batch(tokenizer)], batch_size=None))
+    fit.save_checkpoint(tmp_path / "mlm.ckpt")
+    out = export_checkpoint(tmp_path / "mlm.ckpt", tmp_path / "mlm-hf")
+    with pytest.raises(ValueError, match="not a token classifier"):
+        load_exported(out)
+    classifier = TokenClassifier(init_from=str(out))
+    classifier.label_set, classifier._tokenizer = label_set, tokenizer
+    classifier.build()
+    encoder = mlm.model.base_model.state_dict()
+    assert all(torch.equal(v, encoder[k]) for k, v in classifier.model.base_model.state_dict().items())

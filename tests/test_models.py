@@ -1,0 +1,310 @@
+"""Backbone presets, MaskedLM / TokenClassifier training, checkpoints (label set, init_from) and configs."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+from lightning.pytorch import LightningDataModule, Trainer
+from torch.utils.data import DataLoader
+
+from thunder.models import (
+    PRESETS,
+    MaskedLM,
+    TokenClassifier,
+    TokenThroughput,
+    backbone_config,
+    count_parameters,
+    read_checkpoint,
+    warmup_cosine,
+)
+from thunder.taxonomy import LabelSet, LabelSetMismatch, Taxonomy
+from thunder.tokenizer import ThunderTokenizer
+
+REPO = Path(__file__).resolve().parents[1]
+TEXTS = [
+    "피고인은 2021. 3. 4. 서울 강남구 테헤란로에서 피해자 홍길동에게 전화하여 돈을 빌려 달라고 말하였다.",
+    "피해자 김철수는 경찰에서 피고인으로부터 폭행을 당하였다고 진술하였다.",
+    "피고인은 주식회사 한빛의 대표이사로서 계좌로 3,000,000원을 송금받았다.",
+] * 4
+TINY = {"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0}
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny models run faster on one thread, and the CI machine is shared."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="session")
+def tokenizer_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("tokenizer")
+    ThunderTokenizer.train(TEXTS, vocab_size=400).save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def tokenizer(tokenizer_dir: Path) -> ThunderTokenizer:
+    return ThunderTokenizer.from_pretrained(tokenizer_dir)
+
+
+@pytest.fixture(scope="session")
+def label_set() -> LabelSet:
+    return LabelSet(Taxonomy.load(None), granularity="category", scheme="BIO")
+
+
+def token_batch(tokenizer: ThunderTokenizer, label_set: LabelSet, seed: int = 0) -> dict[str, torch.Tensor]:
+    """Two windows of real text with pseudo-random tags (padding and specials ignored)."""
+    encoded = tokenizer.pad([[tokenizer.cls_token_id, *e.ids[:30], tokenizer.sep_token_id]
+                             for e in tokenizer.encode_batch(TEXTS[:2])])
+    generator = torch.Generator().manual_seed(seed)
+    labels = torch.randint(0, len(label_set), encoded["input_ids"].shape, generator=generator)
+    labels[encoded["attention_mask"] == 0] = -100
+    labels[:, 0] = -100
+    return {**encoded, "labels": labels}
+
+
+def mlm_batch(tokenizer: ThunderTokenizer) -> dict[str, torch.Tensor]:
+    batch = token_batch(tokenizer, LabelSet(Taxonomy.load(None), "binary"))
+    labels = torch.full_like(batch["input_ids"], -100)
+    masked = torch.zeros_like(labels, dtype=torch.bool)
+    masked[:, 2::5] = True
+    masked &= batch["attention_mask"].bool()
+    labels[masked] = batch["input_ids"][masked]
+    batch["input_ids"] = batch["input_ids"].masked_fill(masked, tokenizer.mask_token_id)
+    return {**batch, "labels": labels}
+
+
+class RepeatedBatch(LightningDataModule):
+    """The same batch over and over, with the attributes of Thunder's data modules."""
+
+    def __init__(self, batch: dict, tokenizer: ThunderTokenizer, label_set: LabelSet | None = None, n: int = 8):
+        super().__init__()
+        self.batch, self.tokenizer, self.label_set, self.n = batch, tokenizer, label_set, n
+
+    def train_dataloader(self) -> DataLoader:
+        return DataLoader([self.batch] * self.n, batch_size=None)
+
+    def val_dataloader(self) -> DataLoader:
+        return DataLoader([self.batch], batch_size=None)
+
+    test_dataloader = val_dataloader
+
+
+def trainer(tmp_path: Path, steps: int, **kwargs) -> Trainer:
+    options = dict(accelerator="cpu", devices=1, max_steps=steps, logger=False, enable_checkpointing=False,
+                   enable_progress_bar=False, enable_model_summary=False, num_sanity_val_steps=0,
+                   limit_val_batches=0, default_root_dir=tmp_path)
+    options.update(kwargs)
+    return Trainer(**options)
+
+
+def eval_loss(module, batch) -> float:
+    module.eval()
+    with torch.no_grad():
+        return module(batch).loss.item()
+
+
+# ------------------------------------------------------------------------------------------------- presets
+
+
+@pytest.mark.parametrize(("preset", "expected"), [("370m", 340e6), ("800m", 750e6), ("1p5b", 1.5e9)])
+def test_preset_parameter_counts_match_released_models(preset: str, expected: float) -> None:
+    config = backbone_config(preset)
+    assert config.model_type == "deberta-v2" and config.max_position_embeddings == 2048
+    assert abs(count_parameters(config) - expected) / expected < 0.05
+
+
+def test_small_preset_is_a_few_million_parameters() -> None:
+    config = backbone_config("small", {"vocab_size": 8000})
+    assert (config.hidden_size, config.num_hidden_layers) == (256, 4)
+    assert 3e6 < count_parameters(config, "token-classification") < 8e6
+
+
+def test_backbone_config_rejects_unknown_specs(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="unknown backbone 'huge'"):
+        backbone_config("huge")
+    with pytest.raises(ValueError, match="model_type"):
+        backbone_config({"hidden_size": 8})
+
+
+def test_warmup_cosine_schedule() -> None:
+    factor = warmup_cosine(total_steps=100, warmup_steps=10)
+    assert factor(0) < factor(5) < factor(9) <= 1.0
+    assert factor(10) == pytest.approx(1.0)
+    assert factor(55) == pytest.approx(0.5)
+    assert factor(100) == pytest.approx(0.0)
+
+
+# ------------------------------------------------------------------------------------------------- training
+
+
+def test_token_classifier_learns_repeated_batch_and_takes_datamodule_setup(tmp_path, tokenizer, label_set) -> None:
+    batch = token_batch(tokenizer, label_set)
+    module = TokenClassifier(backbone="tiny", lr=5e-3, warmup_ratio=0.1, backbone_overrides=TINY)
+    data = RepeatedBatch(batch, tokenizer, label_set, n=20)
+    fit = trainer(tmp_path, 20, callbacks=[TokenThroughput()], log_every_n_steps=5)
+    fit.fit(module, datamodule=data)
+    assert module.model.config.vocab_size == tokenizer.vocab_size
+    assert module.model.config.pad_token_id == tokenizer.pad_token_id
+    assert module.model.config.id2label[1] == label_set.names[1] and module.model.num_labels == len(label_set)
+    assert fit.callback_metrics["perf/tokens_per_sec"] > 0
+    fresh = TokenClassifier(backbone="tiny", backbone_overrides=TINY)
+    fresh.label_set, fresh._tokenizer = label_set, tokenizer
+    fresh.build()
+    assert eval_loss(module, batch) < 0.5 * eval_loss(fresh, batch)
+
+
+def test_masked_lm_learns_repeated_batch(tmp_path, tokenizer, tokenizer_dir) -> None:
+    batch = mlm_batch(tokenizer)
+    module = MaskedLM(backbone="tiny", tokenizer=str(tokenizer_dir), lr=5e-3, backbone_overrides=TINY)
+    module.build()
+    before = eval_loss(module, batch)
+    module.train()
+    trainer(tmp_path, 20).fit(module, train_dataloaders=DataLoader([batch] * 20, batch_size=None))
+    assert eval_loss(module, batch) < 0.5 * before
+
+
+def test_build_happens_once_with_checkpointing_switch(tokenizer_dir) -> None:
+    module = MaskedLM(backbone="tiny", tokenizer=str(tokenizer_dir), gradient_checkpointing=True)
+    module.build()
+    model = module.model
+    module.build()
+    assert module.model is model and any(getattr(m, "gradient_checkpointing", False) for m in model.modules())
+
+
+# ------------------------------------------------------------------------------------------------- checkpoints
+
+
+@pytest.fixture
+def classifier_ckpt(tmp_path, tokenizer, label_set) -> tuple[Path, TokenClassifier]:
+    module = TokenClassifier(backbone="tiny", lr=1e-3)
+    fit = trainer(tmp_path, 2)
+    fit.fit(module, datamodule=RepeatedBatch(token_batch(tokenizer, label_set), tokenizer, label_set))
+    path = tmp_path / "classifier.ckpt"
+    fit.save_checkpoint(path)
+    return path, module
+
+
+def test_checkpoint_stores_label_set_and_rebuilds_without_datamodule(classifier_ckpt, tokenizer, label_set) -> None:
+    path, module = classifier_ckpt
+    thunder = read_checkpoint(path)["thunder"]
+    assert thunder["label_set"] == label_set.to_dict()
+    assert "tokenizer.json" in thunder["tokenizer_files"]
+    loaded = TokenClassifier.load_from_checkpoint(path)
+    batch = token_batch(tokenizer, label_set, seed=1)
+    module.eval(), loaded.eval()
+    assert torch.allclose(loaded(batch).logits, module(batch).logits)
+    assert loaded.label_set.names == label_set.names
+    assert loaded.tokenizer.encode(TEXTS[0]).ids == tokenizer.encode(TEXTS[0]).ids  # stored in the checkpoint
+
+
+def test_checkpoint_with_other_label_set_is_refused(classifier_ckpt, tokenizer) -> None:
+    path, _ = classifier_ckpt
+    other = LabelSet(Taxonomy.load(None), granularity="category", scheme="IO")
+    module = TokenClassifier(backbone="tiny")
+    module.label_set = other
+    with pytest.raises(LabelSetMismatch, match="scheme 'BIO'.*scheme 'IO'"):
+        module.on_load_checkpoint(read_checkpoint(path))
+    with pytest.raises(LabelSetMismatch):  # resuming with the other label set through the Trainer
+        Trainer(accelerator="cpu", max_steps=3, logger=False, enable_progress_bar=False).fit(
+            module, datamodule=RepeatedBatch(token_batch(tokenizer, other), tokenizer, other), ckpt_path=path
+        )
+
+
+def test_token_classifier_init_from_mlm_checkpoint_loads_encoder(tmp_path, tokenizer, tokenizer_dir, label_set) -> None:
+    mlm = MaskedLM(backbone="tiny", tokenizer=str(tokenizer_dir), backbone_overrides={"num_hidden_layers": 3})
+    fit = trainer(tmp_path, 1)
+    fit.fit(mlm, train_dataloaders=DataLoader([mlm_batch(tokenizer)], batch_size=None))
+    path = tmp_path / "mlm.ckpt"
+    fit.save_checkpoint(path)
+    classifier = TokenClassifier(backbone="small", init_from=str(path))  # the architecture comes from init_from
+    classifier.label_set, classifier._tokenizer = label_set, tokenizer
+    classifier.build()
+    assert classifier.model.config.num_hidden_layers == 3
+    encoder = mlm.model.base_model.state_dict()
+    for name, value in classifier.model.base_model.state_dict().items():
+        assert torch.equal(value, encoder[name]), name
+    with pytest.raises(ValueError, match="not written by a TokenClassifier"):
+        classifier.on_load_checkpoint(read_checkpoint(path))
+
+
+def test_masked_lm_phase_two_starts_from_phase_one(tmp_path, tokenizer, tokenizer_dir) -> None:
+    phase1 = MaskedLM(backbone="tiny", tokenizer=str(tokenizer_dir))
+    fit = trainer(tmp_path, 1)
+    fit.fit(phase1, train_dataloaders=DataLoader([mlm_batch(tokenizer)], batch_size=None))
+    fit.save_checkpoint(tmp_path / "phase1.ckpt")
+    phase2 = MaskedLM(backbone="tiny", tokenizer=str(tokenizer_dir), init_from=str(tmp_path / "phase1.ckpt"))
+    phase2.build()
+    batch = mlm_batch(tokenizer)
+    assert eval_loss(phase2, batch) == pytest.approx(eval_loss(phase1, batch))
+
+
+# ------------------------------------------------------------------------------------------------- configs
+
+
+def test_neox_tiny_config_trains_decoder_as_token_classifier(tmp_path, tokenizer, label_set) -> None:
+    config = yaml.safe_load((REPO / "configs" / "neox_tiny.yaml").read_text())
+    args = config["model"]["init_args"]
+    assert config["model"]["class_path"] == "thunder.models.TokenClassifier"
+    module = TokenClassifier(**{**args, "lr": 3e-3})
+    batch = token_batch(tokenizer, label_set)
+    fit = trainer(tmp_path, 20)
+    fit.fit(module, datamodule=RepeatedBatch(batch, tokenizer, label_set, n=20))
+    assert type(module.model).__name__ == "GPTNeoXForTokenClassification"
+    assert module.model.config.vocab_size == tokenizer.vocab_size
+    assert eval_loss(module, batch) < 0.5 * math.log(len(label_set))  # chance level: log(number of tags)
+
+
+CONFIGS = [["small"], ["370m"], ["800m"], ["1p5b"], ["neox_tiny"], ["pretrain/small"], ["pretrain/370m"],
+           ["pretrain/370m", "pretrain/370m_phase2"], ["pretrain/800m", "pretrain/800m_phase2"],
+           ["pretrain/1p5b", "pretrain/1p5b_phase2"]]
+
+
+@pytest.mark.parametrize("names", CONFIGS, ids=["+".join(n) for n in CONFIGS])
+def test_configs_parse_with_the_thunder_cli(names: list[str]) -> None:
+    from thunder.cli import ThunderCLI
+
+    class ParseOnly(ThunderCLI):
+        def instantiate_classes(self) -> None:  # validate every section against the real signatures, build nothing
+            pass
+
+    args = [arg for name in names for arg in ("--config", str(REPO / "configs" / f"{name}.yaml"))]
+    config = ParseOnly(args=args, run=False).config
+    task = MaskedLM if names[0].startswith("pretrain") else TokenClassifier
+    assert config.model.class_path == f"{task.__module__}.{task.__name__}"
+    assert config.data.class_path in ("thunder.data.DeIdDataModule", "thunder.data.MLMDataModule")
+    backbone = config.model.init_args.backbone
+    assert backbone["model_type"] == "gpt_neox" if isinstance(backbone, dict) else backbone in PRESETS
+    if "phase2" in names[-1]:
+        assert config.data.init_args.max_length == 2048
+        assert config.model.init_args.init_from.endswith("pretrain-512/checkpoints/last.ckpt")
+    if names[0] in ("370m", "800m", "1p5b"):
+        assert config.trainer.strategy.class_path.endswith("ModelParallelStrategy")
+        assert config.trainer.precision == "bf16-mixed" and config.model.init_args.gradient_checkpointing
+
+
+def test_validation_and_test_log_metrics_samples_and_per_type_table(tmp_path, tokenizer, label_set, capsys) -> None:
+    from lightning.pytorch.loggers import TensorBoardLogger
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    batch = token_batch(tokenizer, label_set)
+    data = RepeatedBatch(batch, tokenizer, label_set)
+    logger = TensorBoardLogger(tmp_path, name="tb")
+    module = TokenClassifier(backbone="tiny", num_val_samples=1)
+    run = trainer(tmp_path, 1, logger=logger, limit_val_batches=1)
+    metrics = run.validate(module, datamodule=data)[0]
+    assert {"val/loss", "val/binary_f1", "val/micro_f1"} <= set(metrics)
+    run.test(module, datamodule=data)
+    logger.experiment.flush()
+    events = EventAccumulator(logger.log_dir, size_guidance={"tensors": 0}).Reload()
+    texts = {tag: events.Tensors(tag)[0].tensor_proto.string_val[0].decode() for tag in events.Tags()["tensors"]}
+    sample = texts["val/samples/text_summary"]
+    assert "**predicted:**" in sample and "⟦" in sample  # random weights tag some tokens
+    assert "| type | support | precision | recall | f1 |" in texts["test/per_type/text_summary"]
