@@ -90,3 +90,15 @@ def test_user_modules_by_class_path(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     main(["fit", "--config", str(config)])
     result = json.loads(marker.read_text(encoding="utf-8"))
     assert result == {"steps": 3, "hidden": 5}
+
+
+def test_function_commands_accept_dashed_options_and_bare_flags(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    main(["evaluate", "--recognizers-only", "--limit", "2", "--json", str(report)])
+    assert json.loads(report.read_text(encoding="utf-8"))["documents"] == 2
+
+
+def test_function_command_errors_name_the_bad_input() -> None:
+    with pytest.raises(SystemExit) as raised:
+        main(["taxonomy", "check", "--data", "/nonexistent-corpus"])
+    assert "thunder taxonomy check: error:" in str(raised.value) and "/nonexistent-corpus" in str(raised.value)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import typing
 from typing import Callable
 
 from lightning.pytorch.cli import LightningCLI
@@ -78,8 +79,28 @@ def _run_function(function: Callable, args: list[str], prog: str) -> None:
     if positional:
         parser.add_argument("inputs", nargs="*", default=[], help="input files or directories (default: stdin)")
     parser.add_function_arguments(function, as_positional=False, skip=positional)
-    namespace = parser.parse_args(args)
-    function(**namespace.as_dict())
+    flags = {name for name, hint in typing.get_type_hints(function).items() if hint is bool}
+    namespace = parser.parse_args(_normalise_options(args, flags))
+    try:
+        function(**namespace.as_dict())
+    except (OSError, ValueError, LookupError) as error:  # bad input: a message naming it, not a traceback
+        raise SystemExit(f"{prog}: error: {error}") from error
+
+
+def _normalise_options(args: list[str], flags: set[str]) -> list[str]:
+    """Accept ``--vocab-size`` for ``--vocab_size``, and a bare boolean flag (``--show-leaks``) for ``... true``."""
+    result: list[str] = []
+    for position, arg in enumerate(args):
+        if not arg.startswith("--") or arg == "--":
+            result.append(arg)
+            continue
+        name, equals, value = arg[2:].partition("=")
+        name = name.replace("-", "_")
+        result.append(f"--{name}{equals}{value}")
+        following = args[position + 1] if position + 1 < len(args) else None
+        if not equals and name in flags and (following is None or following.startswith("-")):
+            result.append("true")
+    return result
 
 
 def main(args: list[str] | None = None) -> None:
