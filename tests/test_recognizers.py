@@ -98,7 +98,8 @@ def test_cards_luhn() -> None:
     ("text", "expected"),
     [
         ("12가3456 승용차", "12가3456"),
-        ("123허 4567호 차량", None),  # followed by 호: a room or case number
+        ("342사3468호 택시", "342사3468"),  # 호 as a counter after the plate
+        ("서울고등법원 98노1234 판결", None),  # a case number of the same shape
         ("123허 4567 차량", "123허 4567"),
         ("서울12가3456", "서울12가3456"),
         ("경기 1 가 1234", "경기 1 가 1234"),

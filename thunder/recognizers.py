@@ -203,7 +203,7 @@ class VehiclePlate(PatternRecognizer):
         if match.group("region"):
             return 0.9
         before, after = _context(text, match.start("id"), match.end("id"), before=20, after=8)
-        if self.CASE_CONTEXT.search(before) or self.CASE_CONTEXT.search(after) or after.lstrip().startswith("호"):
+        if self.CASE_CONTEXT.search(before) or self.CASE_CONTEXT.search(after):
             return 0
         return 0.8
 
