@@ -226,9 +226,9 @@ class KeywordModel(torch.nn.Module):
         self.table = torch.nn.Embedding(vocab_size, num_labels)
         with torch.no_grad():
             self.table.weight.zero_()
-            self.table.weight[:, 0] = 5.0
+            self.table.weight[:, 0] = 10.0
             for token in positive:
-                self.table.weight[token, tag] = 10.0
+                self.table.weight[token, tag] = 20.0
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         return self.table(input_ids)
@@ -252,6 +252,21 @@ def test_long_document_windows_lose_nothing(tokenizer, label_set: LabelSet) -> N
     # the same text in one window gives the same tags (the fake model ignores context)
     whole = Deidentifier(model, tokenizer, label_set, recognizers=[], max_length=len(encoding.ids) + 2, stride=0)
     assert whole.predict_tokens([text])[0].tags == prediction.tags
+
+
+def test_threshold_decides_uncertain_tokens(tokenizer, label_set: LabelSet) -> None:
+    text = "피고인 홍길동은 " + FILLER
+    encoding = tokenizer.encode(text)
+    positive = {i for i, (s, e) in zip(encoding.ids, encoding.offsets) if text[s:e] in "홍길동"}
+    model = KeywordModel(tokenizer.vocab_size, len(label_set), positive, label_set.inside_id(NAME))
+    with torch.no_grad():  # the name's tokens: O and the name tag equally likely, so 1 - P(O) is just above 0.5
+        model.table.weight[sorted(positive), label_set.inside_id(NAME)] = 10.0
+    default = Deidentifier(model, tokenizer, label_set, recognizers=[])
+    assert default(text).text == text.replace("홍길동은", "A는")
+    strict = Deidentifier(model, tokenizer, label_set, recognizers=[], threshold=0.6)
+    assert strict(text).text == text
+    with pytest.raises(ValueError, match="threshold must lie strictly between 0 and 1, got 1"):
+        Deidentifier(model, tokenizer, label_set, threshold=1)
 
 
 def build_tiny_model(tokenizer, label_set: LabelSet):

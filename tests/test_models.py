@@ -18,6 +18,7 @@ from thunder.models import (
     TokenThroughput,
     backbone_config,
     count_parameters,
+    entity_tags,
     read_checkpoint,
     warmup_cosine,
 )
@@ -143,6 +144,25 @@ def test_warmup_cosine_schedule() -> None:
 
 
 # ------------------------------------------------------------------------------------------------- training
+
+
+def test_entity_tags_decide_identifier_against_outside_first() -> None:
+    probs = torch.tensor([
+        [0.4, 0.3, 0.3],  # identifier probability 0.6, spread over two types: argmax would say O
+        [0.6, 0.1, 0.3],  # O wins
+        [0.1, 0.2, 0.7],  # clear identifier: its most likely type
+    ])  # fmt: skip
+    assert probs.argmax(-1).tolist() == [0, 0, 2]
+    assert entity_tags(probs).tolist() == [1, 0, 2]
+    assert entity_tags(probs, threshold=0.35).tolist() == [1, 2, 2]  # lower threshold: more recall
+    assert entity_tags(probs, threshold=0.8).tolist() == [0, 0, 2]
+    assert entity_tags(probs[None], outside_id=2)[0].tolist() == [0, 0, 2]  # O is tag 2 here
+
+
+@pytest.mark.parametrize("threshold", [0.0, 1.0, 1.5])
+def test_threshold_must_lie_between_zero_and_one(threshold: float) -> None:
+    with pytest.raises(ValueError, match="threshold must lie strictly between 0 and 1"):
+        TokenClassifier(backbone="tiny", threshold=threshold)
 
 
 def test_token_classifier_learns_repeated_batch_and_takes_datamodule_setup(tmp_path, tokenizer, label_set) -> None:

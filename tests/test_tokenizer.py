@@ -158,10 +158,10 @@ def test_piece_cache_is_bounded_and_gives_the_same_ids(
 
     expected = [tokenizer.encode(text) for text in SENTENCES]
     monkeypatch.setattr(module, "CACHE_SIZE", 8)
-    tokenizer._cache.clear()
+    tokenizer.clear_cache()
     for text, encoding in zip(SENTENCES, expected):  # the cache is cleared whenever a text brings too many pieces
         assert tokenizer.encode(text) == encoding
-        assert len(tokenizer._cache) <= max(8, len(set(tokenizer.split(text))))
+        assert len(tokenizer._piece_row) <= max(8, len(set(tokenizer.split(text))))
     assert tokenizer.encode_batch(SENTENCES) == expected
 
 
@@ -170,6 +170,37 @@ def test_encode_batch_equals_encode(tokenizer: ThunderTokenizer) -> None:
     assert batch == [tokenizer.encode(text) for text in SENTENCES + ["", " "]]
     assert batch[-2].ids == [] and batch[-2].offsets == []
     assert batch[-1].offsets == [(0, 1)]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(texts, max_size=6))
+def test_batch_alignment_equals_one_document_at_a_time(tokenizer: ThunderTokenizer, batch: list[str]) -> None:
+    # documents are aligned together, end to end: no piece, joined space or offset may leak across documents
+    assert tokenizer.encode_batch(batch) == [tokenizer.encode(text) for text in batch]
+
+
+def test_one_unexpected_document_does_not_change_the_others(
+    tokenizer: ThunderTokenizer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import thunder.tokenizer as module
+
+    expected = [tokenizer.encode(text) for text in SENTENCES]
+    real = module._mecab
+
+    def dropping(text: str) -> tuple[list[str], list[str]]:  # as if Mecab had lost the first morpheme of one text
+        surfaces, expressions = real(text)
+        return (surfaces[1:], expressions[1:]) if text == SENTENCES[3] else (surfaces, expressions)
+
+    monkeypatch.setattr(module, "_mecab", dropping)
+    batch = tokenizer.encode_batch(SENTENCES)
+    assert batch[:3] == expected[:3] and batch[4:] == expected[4:]
+    assert tokenizer.decode(batch[3].ids) == SENTENCES[3]
+    assert_exact(tokenizer, SENTENCES[3])
+
+
+def test_unpaired_surrogate_is_reported_with_its_document() -> None:
+    with pytest.raises(ValueError, match="text 1 has an unpaired surrogate at character 2"):
+        ThunderTokenizer.train(SENTENCES, vocab_size=300).encode_batch(["가나", "가나\ud800"])
 
 
 def test_save_load_and_autotokenizer_give_the_same_ids(tokenizer: ThunderTokenizer, tmp_path: Path) -> None:

@@ -200,7 +200,8 @@ class Deidentifier:
 
     ``model`` may be ``None`` (recognizers only). ``recognizers`` are names/paths/instances for
     :func:`thunder.recognizers.load_recognizers` (``None``: all built-in, ``[]``: none); ``operator`` is a name,
-    path or :class:`~thunder.operators.Operator`. ``batch_size`` counts windows per forward pass.
+    path or :class:`~thunder.operators.Operator`. ``batch_size`` counts windows per forward pass. A token is an
+    identifier when the model gives it ``1 - P(O) > threshold`` (:func:`thunder.models.entity_tags`).
     """
 
     def __init__(
@@ -214,9 +215,14 @@ class Deidentifier:
         stride: int = 128,
         batch_size: int = 8,
         device: str | None = None,
+        threshold: float = 0.5,
     ) -> None:
         if model is not None and (tokenizer is None or label_set is None):
             raise ValueError("a model needs its tokenizer and label_set")
+        from thunder.models import check_threshold
+
+        check_threshold(threshold)
+        self.threshold = threshold
         self.model, self.tokenizer, self.label_set = model, tokenizer, label_set
         self.recognizers = load_recognizers(recognizers)
         self.operator = load_operator(operator)
@@ -253,6 +259,8 @@ class Deidentifier:
         import torch
         from lightning.pytorch import LightningModule
 
+        from thunder.models import entity_tags
+
         device = next(self.model.parameters()).device
         takes_batch = isinstance(self.model, LightningModule)  # TokenClassifier.forward(batch)
         outputs = []
@@ -263,7 +271,7 @@ class Deidentifier:
                 output = self.model(batch) if takes_batch else self.model(**batch)
                 logits = getattr(output, "logits", output)
                 probs = logits.float().softmax(-1)
-                tags = probs.argmax(-1).cpu().tolist()
+                tags = entity_tags(probs, self.threshold).cpu().tolist()
                 scores = (1 - probs[..., 0]).cpu().tolist()
                 for row, window in enumerate(chunk):
                     own = slice(1 + window.own_start - window.start, 1 + window.own_end - window.start)
@@ -553,6 +561,7 @@ def deid_command(
     max_length: int = 512,
     stride: int = 128,
     device: str | None = None,
+    threshold: float = 0.5,
 ) -> None:
     """De-identify text files, directories (*.txt, *.md recursively), JSONL ({"id", "text"} per line) or stdin.
 
@@ -569,9 +578,11 @@ def deid_command(
         max_length: window length in tokens, special tokens included.
         stride: overlap between consecutive windows in tokens.
         device: torch device for the model (default: where it was loaded).
+        threshold: a token is an identifier when the model's 1 - P(O) exceeds this (lower: fewer leaks, more
+            over-redaction).
     """
     options = dict(recognizers=recognizers, operator=operator, max_length=max_length, stride=stride,
-                   batch_size=batch_size, device=device)  # fmt: skip
+                   batch_size=batch_size, device=device, threshold=threshold)  # fmt: skip
     deidentifier = Deidentifier.from_pretrained(model, **options) if model else Deidentifier(**options)
     errors: list[str] = []
     span_lines: list[str] = []

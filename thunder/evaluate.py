@@ -627,6 +627,7 @@ def evaluate_command(
     name: str | None = None,
     device: str | None = None,
     batch_size: int = 8,
+    threshold: float = 0.5,
 ) -> EvaluationReport:
     """Score a de-identification model (or the recognizers alone) on documents with gold spans.
 
@@ -655,10 +656,11 @@ def evaluate_command(
         name: system name in the tables (default: the model path, or "recognizers").
         device: torch device for the model (``cuda``, ``cpu``; default: where it loads).
         batch_size: windows per forward pass, and documents per pipeline call.
+        threshold: a token is an identifier when the model's 1 - P(O) exceeds this.
     """
     if (model is None) == (not recognizers_only):
         raise ValueError("give exactly one of --model DIR_OR_CKPT and --recognizers_only true")
-    deidentifier = load_deidentifier(model, device=device, batch_size=batch_size)
+    deidentifier = load_deidentifier(model, device=device, batch_size=batch_size, threshold=threshold)
     tax = Taxonomy.load(taxonomy) if taxonomy else _taxonomy_of(deidentifier) or Taxonomy.load()
     if alias_files:
         tax = tax.with_alias_files(alias_files)
@@ -705,6 +707,7 @@ def evaluate_command(
             "split_fractions": list(split_fractions) if split else None,
             "split_seed": split_seed if split else None,
             "limit": limit,
+            "threshold": threshold if model else None,
             "thunder_version": thunder.__version__,
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         }

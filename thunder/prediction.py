@@ -171,6 +171,7 @@ class DeidPredictor(LightningModule):
         max_length: int = 512,
         stride: int = 128,
         window_batch_size: int = 16,
+        threshold: float = 0.5,
     ) -> None:
         """
         Args:
@@ -180,11 +181,12 @@ class DeidPredictor(LightningModule):
             max_length: window length in tokens, special tokens included.
             stride: overlap of consecutive windows in tokens.
             window_batch_size: windows per forward pass.
+            threshold: a token is an identifier when the model's 1 - P(O) exceeds this.
         """
         super().__init__()
         self.save_hyperparameters()
         options = dict(recognizers=recognizers, operator=operator, max_length=max_length, stride=stride,
-                       batch_size=window_batch_size)  # fmt: skip
+                       batch_size=window_batch_size, threshold=threshold)  # fmt: skip
         self.deid = Deidentifier.from_pretrained(model, **options) if model else Deidentifier(**options)
         self.model = self.deid.model  # a submodule: Lightning moves it to the device
 

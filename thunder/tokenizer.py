@@ -53,7 +53,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
-from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
@@ -145,31 +144,62 @@ def mecab_surfaces(text: str) -> list[str]:
     ]
 
 
-def _codes(text: str) -> np.ndarray:
+def _codes(texts: Sequence[str]) -> np.ndarray:
+    """UTF-32 code points of the texts laid end to end."""
     try:
-        return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-    except UnicodeEncodeError as error:
-        raise ValueError(f"text has an unpaired surrogate at character {error.start}") from error
+        return np.frombuffer("".join(texts).encode("utf-32-le"), dtype=np.uint32)
+    except UnicodeEncodeError:
+        for doc, text in enumerate(texts):
+            try:
+                text.encode("utf-32-le")
+            except UnicodeEncodeError as error:
+                where = f"text {doc}" if len(texts) > 1 else "text"
+                raise ValueError(f"{where} has an unpaired surrogate at character {error.start}") from error
+        raise
 
 
-def _morphemes(text: str, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[int]]:
-    """Start and end of every Mecab morpheme of ``text`` in the original text (non-space, non-overlapping, in
-    order), and the positions inside them where compound parts meet."""
-    surfaces, expressions = _mecab(text)
+def _morphemes(texts: Sequence[str], codes: np.ndarray, bases: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Start and end of every Mecab morpheme of ``texts`` (laid end to end, document ``d`` from ``bases[d]``),
+    non-space, non-overlapping and in order, and the positions inside them where compound parts meet."""
+    surfaces: list[str] = []
+    expressions: list[str] = []
+    counts = np.zeros(len(texts) + 1, dtype=np.int64)  # morphemes before each document
+    for doc, text in enumerate(texts):  # one Mecab call per document, the array work once for the batch
+        doc_surfaces, doc_expressions = _mecab(text)
+        surfaces += doc_surfaces
+        expressions += doc_expressions
+        counts[doc + 1] = len(surfaces)
     kept = np.flatnonzero(~_IS_MECAB_SPACE[np.minimum(codes, 0x20)] | (codes > 0x20))
-    # fast path: the surfaces spell the text without the characters Mecab skips
-    if "".join(surfaces) == codes[kept].tobytes().decode("utf-32-le"):
-        lengths = np.fromiter(map(len, surfaces), dtype=np.int64, count=len(surfaces))
-        ends = np.cumsum(lengths)
+    lengths = np.fromiter(map(len, surfaces), dtype=np.int64, count=len(surfaces))
+    ends = np.cumsum(lengths)
+    # fast path: in every document the surfaces spell its text without the characters Mecab skips
+    spelled = np.concatenate([[0], ends])[counts]
+    if (
+        np.array_equal(spelled, np.searchsorted(kept, bases))
+        and "".join(surfaces) == codes[kept].tobytes().decode("utf-32-le")
+    ):
         starts, ends = kept[ends - lengths], kept[ends - 1] + 1
         if (ends - starts == lengths).all():
-            compounds = [i for i, expression in enumerate(expressions) if "+" in expression]
-            start_list = starts.tolist() if compounds else []
+            # the expression of a simple morpheme is "*": only longer ones can list parts
+            long = np.fromiter(map(len, expressions), dtype=np.int64, count=len(expressions)) > 1
+            compounds = [i for i in np.flatnonzero(long).tolist() if "+" in expressions[i]]
             inner = [
-                start_list[i] + offset for i in compounds for offset in _part_ends(surfaces[i], expressions[i])
+                start + offset
+                for i, start in zip(compounds, starts[compounds].tolist())
+                for offset in _part_ends(surfaces[i], expressions[i])
             ]
-            return starts, ends, inner
-    # slow path (never observed): find each part; characters Mecab skipped become morphemes of their own
+            return starts, ends, np.array(inner, dtype=np.int64)
+    if len(texts) > 1:  # some document does not match: each on its own
+        parts = [
+            _morphemes([text], codes[start:end], np.array([0, end - start]))
+            for text, start, end in zip(texts, bases[:-1], bases[1:])
+        ]
+        return tuple(np.concatenate([part[k] + base for part, base in zip(parts, bases)]) for k in range(3))
+    return _unaligned_morphemes(texts[0])
+
+
+def _unaligned_morphemes(text: str) -> tuple[np.ndarray, ...]:
+    """Slow path (never observed): find each part; characters Mecab skipped become morphemes of their own."""
     spans: list[tuple[int, int]] = []
     pos = 0
     for surface in mecab_surfaces(text):
@@ -181,44 +211,46 @@ def _morphemes(text: str, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, li
         pos = found + len(surface)
     spans.extend(m.span() for m in _NON_SPACE.finditer(text, pos))
     array = np.array(spans, dtype=np.int64).reshape(-1, 2)
-    return array[:, 0], array[:, 1], []
+    return array[:, 0], array[:, 1], np.zeros(0, dtype=np.int64)
 
 
 @dataclass(frozen=True)
 class _Pieces:
-    """Piece boundaries of one text (positions strictly inside it) and the spaces joined to a morpheme."""
+    """Pieces of a batch of texts laid end to end in ``text`` (document ``d`` is ``text[bases[d]:bases[d + 1]]``).
+
+    ``edges`` are the sorted piece boundaries, every document start and end included (so no piece crosses two
+    documents); ``joined_spaces`` are the positions of the spaces joined to the morpheme after them.
+    """
 
     text: str
-    bounds: np.ndarray
+    bases: np.ndarray
+    edges: np.ndarray
     joined_spaces: np.ndarray
 
-    def edges(self) -> list[int]:
-        """0, the boundaries, and the text's length (just ``[0]`` for an empty text)."""
-        return [0, *self.bounds.tolist(), len(self.text)] if self.text else [0]
-
-    def spans(self) -> list[tuple[int, int]]:
-        edges = self.edges()
-        return list(zip(edges[:-1], edges[1:]))
+    def doc_pieces(self) -> np.ndarray:
+        """Index of the first piece of every document, and the number of pieces at the end."""
+        return np.searchsorted(self.edges, self.bases)
 
 
-def _pieces(text: str) -> _Pieces:
-    codes = _codes(text)
-    starts, ends, inner = _morphemes(text, codes)
-    joined = (codes[starts - 1] == 0x20) & (starts > 0)  # a single space before a morpheme joins it
+def _pieces(texts: Sequence[str]) -> _Pieces:
+    codes = _codes(texts)
+    bases = np.concatenate([[0], np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)))])
+    starts, ends, inner = _morphemes(texts, codes, bases)
+    document_start = np.zeros(len(codes) + 1, dtype=bool)
+    document_start[bases] = True
+    joined = (codes[starts - 1] == 0x20) & ~document_start[starts]  # a single space before a morpheme joins it
     lefts = starts - joined
     bounds = np.empty(2 * len(starts), dtype=np.int64)  # non-decreasing: morphemes are in order
     bounds[0::2], bounds[1::2] = lefts, ends
-    keep = (bounds > 0) & (bounds < len(text))
-    keep[1:] &= bounds[1:] != bounds[:-1]
-    bounds = bounds[keep]
-    if inner:  # compound parts meet strictly inside a morpheme, never on another boundary
-        bounds = np.sort(np.concatenate([bounds, inner]))
-    return _Pieces(text, bounds, lefts[joined])
+    edges = np.sort(np.concatenate([bases, bounds, inner]), kind="stable")  # nearly sorted already
+    edges = edges[np.concatenate([[True], edges[1:] != edges[:-1]])]
+    return _Pieces("".join(texts), bases, edges, lefts[joined])
 
 
 def morpheme_pieces(text: str) -> list[tuple[int, int]]:
     """Character spans of the pieces of ``text`` (see the module docstring); they partition ``text`` exactly."""
-    return _pieces(text).spans()
+    edges = _pieces([text]).edges.tolist()
+    return list(zip(edges[:-1], edges[1:]))
 
 
 def morpheme_split(text: str) -> list[str]:
@@ -283,7 +315,7 @@ class ThunderTokenizer:
         self.mecab = mecab or {"rule": PIECE_RULE, **mecab_versions()}
         self._backend: Tokenizer = hf.backend_tokenizer
         self._backend.encode_special_tokens = True
-        self._cache: dict[str, tuple[list[int], tuple[int, ...]]] = {}  # piece -> ids, flat local offsets
+        self.clear_cache()
         ids = {token: hf.convert_tokens_to_ids(token) for token in SPECIAL_TOKENS}
         self.pad_token_id, self.cls_token_id, self.sep_token_id, self.unk_token_id, self.mask_token_id = (
             ids[token] for token in SPECIAL_TOKENS
@@ -386,47 +418,51 @@ class ThunderTokenizer:
             return self._encode_batch(texts)
 
     def _encode_batch(self, texts: Sequence[str]) -> list[Encoding]:
-        """Pieces of every text -> cached piece encodings -> ids and offsets, shifted to each piece's position."""
-        docs = [_pieces(text) for text in texts]
-        edges = [doc.edges() for doc in docs]
-        words = [text[start:end] for text, edge in zip(texts, edges) for start, end in zip(edge, edge[1:])]
-        self._encode_pieces(words)
-        # all documents at once, as if concatenated: document d starts at character bases[d]
-        entries = list(map(self._cache.__getitem__, words))
-        ids = list(chain.from_iterable(map(itemgetter(0), entries)))
-        counts = np.fromiter(map(len, map(itemgetter(0), entries)), dtype=np.int64, count=len(entries))
-        flat = chain.from_iterable(map(itemgetter(1), entries))
-        offsets = np.fromiter(flat, dtype=np.int64, count=2 * len(ids)).reshape(-1, 2)
-        bases = np.cumsum([0, *map(len, texts)])
-        pieces_per_doc = np.array([len(edge) - 1 for edge in edges], dtype=np.int64)
-        piece_starts = np.fromiter(chain.from_iterable(edge[:-1] for edge in edges), dtype=np.int64, count=len(words))
-        piece_starts += np.repeat(bases[:-1], pieces_per_doc)
-        offsets += np.repeat(piece_starts, counts)[:, None]
-        joined_spaces = np.concatenate([[], *(doc.joined_spaces + base for doc, base in zip(docs, bases))])
-        trim = np.zeros(bases[-1] + 1, dtype=bool)
-        trim[joined_spaces.astype(np.int64)] = True
-        start, end = offsets[:, 0], offsets[:, 1]
-        start = start + (trim[start] & (end - start > 1))
-        token_bounds = np.concatenate([[0], np.cumsum(counts)])[np.cumsum([0, *pieces_per_doc])]
-        result = []
-        for d, doc in enumerate(docs):
-            first, last = int(token_bounds[d]), int(token_bounds[d + 1])
-            base = int(bases[d])
-            doc_offsets = list(zip((start[first:last] - base).tolist(), (end[first:last] - base).tolist()))
-            result.append(Encoding(ids[first:last], doc_offsets))
-        return result
+        """Pieces of all texts at once -> cached piece encodings -> ids and offsets, shifted to each piece's
+        position in the texts laid end to end, then cut per document."""
+        pieces = _pieces(texts)
+        edges = pieces.edges.tolist()
+        rows = self._piece_rows([pieces.text[start:end] for start, end in zip(edges[:-1], edges[1:])])
+        counts = self._piece_count[rows]
+        tokens = self._tokens[np.repeat(self._piece_first[rows] - (np.cumsum(counts) - counts), counts)
+                              + np.arange(int(counts.sum()))]  # fmt: skip
+        piece_start = np.repeat(pieces.edges[:-1], counts)
+        start, end = tokens[:, 1] + piece_start, tokens[:, 2] + piece_start
+        trim = np.zeros(len(pieces.text) + 1, dtype=bool)
+        trim[pieces.joined_spaces] = True
+        start += trim[start] & (end - start > 1)
+        token_bounds = np.concatenate([[0], np.cumsum(counts)])[pieces.doc_pieces()]
+        base = np.repeat(pieces.bases[:-1], np.diff(token_bounds))
+        ids = tokens[:, 0].tolist()
+        pairs = list(zip((start - base).tolist(), (end - base).tolist()))
+        bounds = token_bounds.tolist()
+        return [Encoding(ids[first:last], pairs[first:last]) for first, last in zip(bounds[:-1], bounds[1:])]
 
-    def _encode_pieces(self, words: Iterable[str]) -> None:
-        """Put the encodings of the pieces not cached yet into the cache (one Rust batch call)."""
-        distinct = set(words)
-        missing = [word for word in distinct if word not in self._cache]
-        if not missing:
-            return
-        if len(self._cache) + len(missing) > CACHE_SIZE:
-            self._cache.clear()
-            missing = list(distinct)
-        for word, enc in zip(missing, self._backend.encode_batch(missing, add_special_tokens=False)):
-            self._cache[word] = (enc.ids, tuple(chain.from_iterable(enc.offsets)))
+    def clear_cache(self) -> None:
+        """Forget the cached piece encodings (BPE never crosses a piece, so each distinct piece is encoded once)."""
+        self._piece_row: dict[str, int] = {}  # piece -> its row in the two arrays below
+        self._piece_first = np.zeros(0, dtype=np.int64)  # row of its first token in _tokens
+        self._piece_count = np.zeros(0, dtype=np.int64)  # number of tokens
+        self._tokens = np.zeros((0, 3), dtype=np.int64)  # (id, start, end) per token, offsets within its piece
+
+    def _piece_rows(self, words: list[str]) -> np.ndarray:
+        """Cache row of every piece; the pieces not cached yet are encoded first, in one Rust batch call."""
+        missing = set(words).difference(self._piece_row)
+        if len(self._piece_row) + len(missing) > CACHE_SIZE:
+            self.clear_cache()
+            missing = set(words)
+        if missing:
+            new = list(missing)
+            encodings = self._backend.encode_batch(new, add_special_tokens=False)
+            counts = np.fromiter(map(len, encodings), dtype=np.int64, count=len(new))
+            offsets = np.array(list(chain.from_iterable(enc.offsets for enc in encodings)), dtype=np.int64)
+            ids = np.fromiter(chain.from_iterable(enc.ids for enc in encodings), dtype=np.int64, count=len(offsets))
+            first = len(self._tokens) + np.cumsum(counts) - counts
+            self._piece_row.update(zip(new, range(len(self._piece_row), len(self._piece_row) + len(new))))
+            self._piece_first = np.concatenate([self._piece_first, first])
+            self._piece_count = np.concatenate([self._piece_count, counts])
+            self._tokens = np.concatenate([self._tokens, np.column_stack([ids, offsets.reshape(-1, 2)])])
+        return np.fromiter(map(self._piece_row.__getitem__, words), dtype=np.int64, count=len(words))
 
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
         """Text of ``ids``; for the ids of :meth:`encode` this is the original text exactly."""
