@@ -115,18 +115,17 @@ def test_unexpected_mecab_output_falls_back_to_an_exact_partition(
 ) -> None:
     import thunder.tokenizer as module
 
-    real = module._mecab
+    real = module._parse
 
-    def normalising(text: str) -> tuple[list[str], list[str]]:  # as if Mecab had changed a character
-        surfaces, expressions = real(text)
-        return [s.replace("길", "吉") for s in surfaces], expressions
+    def normalising(text: str) -> str:  # as if Mecab had changed a character
+        return real(text).replace("길", "吉")
 
-    monkeypatch.setattr(module, "_mecab", normalising)
+    monkeypatch.setattr(module, "_parse", normalising)
     text = "피고인 홍길동이  서울에서\n범행하였다."
     pieces = morpheme_split(text)
     assert "".join(pieces) == text
     # morphemes (compounds split) up to the mismatch, whitespace-delimited runs after it
-    assert pieces == ["피고", "인", " 홍길동이", " ", " 서울에서", "\n", "범행하였다."]
+    assert pieces == ["피고", "인", " 홍", "길동이", " ", " 서울에서", "\n", "범행하였다."]  # 홍|吉동: 홍 still found
     assert_exact(tokenizer, text)
 
 
@@ -185,13 +184,13 @@ def test_one_unexpected_document_does_not_change_the_others(
     import thunder.tokenizer as module
 
     expected = [tokenizer.encode(text) for text in SENTENCES]
-    real = module._mecab
+    real = module._parse
 
-    def dropping(text: str) -> tuple[list[str], list[str]]:  # as if Mecab had lost the first morpheme of one text
-        surfaces, expressions = real(text)
-        return (surfaces[1:], expressions[1:]) if text == SENTENCES[3] else (surfaces, expressions)
+    def dropping(text: str) -> str:  # as if Mecab had lost the first morpheme of one text
+        output = real(text)
+        return output.split("\n", 1)[1] if text == SENTENCES[3] else output
 
-    monkeypatch.setattr(module, "_mecab", dropping)
+    monkeypatch.setattr(module, "_parse", dropping)
     batch = tokenizer.encode_batch(SENTENCES)
     assert batch[:3] == expected[:3] and batch[4:] == expected[4:]
     assert tokenizer.decode(batch[3].ids) == SENTENCES[3]

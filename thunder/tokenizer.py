@@ -52,7 +52,7 @@ import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import chain
+from itertools import chain, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
@@ -123,11 +123,15 @@ def _part_ends(surface: str, expression: str) -> tuple[int, ...]:
     return tuple(ends)
 
 
-def _mecab(text: str) -> tuple[list[str], list[str]]:
-    """Surfaces and expressions of the morphemes of ``text``: one Mecab call for the whole text."""
+def _parse(text: str) -> str:
+    """Mecab output for ``text`` (one call for the whole text): ``surface<TAB>expression<NEWLINE>`` per morpheme."""
     # NUL would end the C string early; Mecab then treats it as a space, and it stays in the text itself.
-    parsed = _tagger().parse(text.replace("\x00", " ") if "\x00" in text else text)
-    fields = parsed.replace("\t", "\n").split("\n")
+    return _tagger().parse(text.replace("\x00", " ") if "\x00" in text else text)
+
+
+def _mecab(text: str) -> tuple[list[str], list[str]]:
+    """Surfaces and expressions of the morphemes of ``text``."""
+    fields = _parse(text).replace("\t", "\n").split("\n")
     return fields[0:-1:2], fields[1::2]
 
 
@@ -161,34 +165,37 @@ def _codes(texts: Sequence[str]) -> np.ndarray:
 def _morphemes(texts: Sequence[str], codes: np.ndarray, bases: np.ndarray) -> tuple[np.ndarray, ...]:
     """Start and end of every Mecab morpheme of ``texts`` (laid end to end, document ``d`` from ``bases[d]``),
     non-space, non-overlapping and in order, and the positions inside them where compound parts meet."""
-    surfaces: list[str] = []
-    expressions: list[str] = []
-    counts = np.zeros(len(texts) + 1, dtype=np.int64)  # morphemes before each document
-    for doc, text in enumerate(texts):  # one Mecab call per document, the array work once for the batch
-        doc_surfaces, doc_expressions = _mecab(text)
-        surfaces += doc_surfaces
-        expressions += doc_expressions
-        counts[doc + 1] = len(surfaces)
+    # one Mecab call per document; its output is read as code points, without a Python string per morpheme
+    outputs = [_parse(text) for text in texts]
+    parsed = "".join(outputs)
+    out = np.frombuffer(parsed.encode("utf-32-le"), dtype=np.uint32)
+    line_ends, tabs = np.flatnonzero(out == 0x0A), np.flatnonzero(out == 0x09)
+    counts = np.cumsum([0, *map(str.count, outputs, repeat("\n", len(outputs)))])  # morphemes before each document
     kept = np.flatnonzero(~_IS_MECAB_SPACE[np.minimum(codes, 0x20)] | (codes > 0x20))
-    lengths = np.fromiter(map(len, surfaces), dtype=np.int64, count=len(surfaces))
-    ends = np.cumsum(lengths)
-    # fast path: in every document the surfaces spell its text without the characters Mecab skips
-    spelled = np.concatenate([[0], ends])[counts]
-    if (
-        np.array_equal(spelled, np.searchsorted(kept, bases))
-        and "".join(surfaces) == codes[kept].tobytes().decode("utf-32-le")
-    ):
-        starts, ends = kept[ends - lengths], kept[ends - 1] + 1
-        if (ends - starts == lengths).all():
-            # the expression of a simple morpheme is "*" or empty: only longer ones can list parts
-            long = np.fromiter(map(len, expressions), dtype=np.int64, count=len(expressions)) > 1
-            compounds = np.flatnonzero(long).tolist()
-            inner = [
-                start + offset
-                for i, start in zip(compounds, starts[compounds].tolist())
-                for offset in _part_ends(surfaces[i], expressions[i])
-            ]
-            return starts, ends, np.array(inner, dtype=np.int64)
+    if len(tabs) == len(line_ends):  # surfaces and expressions never hold a tab or a newline
+        line_starts = np.concatenate([[0], line_ends[:-1] + 1]).astype(np.int64)
+        lengths = tabs - line_starts
+        ends = np.cumsum(lengths)
+        in_surface = np.cumsum(np.bincount(line_starts, minlength=len(out)) - np.bincount(tabs, minlength=len(out))) > 0
+        # fast path: in every document the surfaces spell its text without the characters Mecab skips
+        if (
+            ((line_starts <= tabs) & (tabs < line_ends)).all()
+            and np.array_equal(np.concatenate([[0], ends])[counts], np.searchsorted(kept, bases))
+            and np.array_equal(out[in_surface], codes[kept])
+        ):
+            starts, ends = kept[ends - lengths], kept[ends - 1] + 1
+            if (ends - starts == lengths).all():
+                # only an expression with "+" lists parts ("경남/NNP/지명+은행/NNG/*")
+                plus = np.flatnonzero(out == 0x2B)
+                line = np.searchsorted(line_ends, plus)
+                compounds = np.unique(line[plus > tabs[line]]).tolist()
+                first, tab, last = (a[compounds].tolist() for a in (line_starts, tabs, line_ends))
+                inner = [
+                    start + offset
+                    for start, a, t, b in zip(starts[compounds].tolist(), first, tab, last)
+                    for offset in _part_ends(parsed[a:t], parsed[t + 1 : b])
+                ]
+                return starts, ends, np.array(inner, dtype=np.int64)
     if len(texts) > 1:  # some document does not match: each on its own
         parts = [
             _morphemes([text], codes[start:end], np.array([0, end - start]))
