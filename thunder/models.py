@@ -357,6 +357,11 @@ class _ThunderModule(LightningModule):
         inputs = {k: batch[k] for k in _MODEL_INPUTS if k in batch}
         return self.model(**inputs, labels=batch.get("labels"))
 
+    def training_step(self, batch: Mapping[str, Tensor], batch_idx: int) -> Tensor:
+        loss = self(batch).loss
+        self.log("train/loss", loss, prog_bar=True)
+        return loss
+
     def configure_optimizers(self) -> dict[str, Any]:
         """AdamW (betas 0.9/0.999; no decay on biases and norms), linear warmup then cosine decay, per step."""
         decay = [p for p in self.parameters() if p.requires_grad and p.ndim >= 2]
@@ -442,11 +447,6 @@ class MaskedLM(_ThunderModule):
         super().__init__(backbone, backbone_overrides, tokenizer, init_from, lr, weight_decay, warmup_ratio,
                          gradient_checkpointing, compile)
         self.save_hyperparameters()
-
-    def training_step(self, batch: Mapping[str, Tensor], batch_idx: int) -> Tensor:
-        loss = self(batch).loss
-        self.log("train/loss", loss, prog_bar=True)
-        return loss
 
     def validation_step(self, batch: Mapping[str, Tensor], batch_idx: int) -> None:
         self.log("val/loss", self(batch).loss, prog_bar=True, sync_dist=True)
@@ -550,11 +550,6 @@ class TokenClassifier(_ThunderModule):
         else:
             self.label_set.check_compatible(thunder["label_set"])
         super().on_load_checkpoint(checkpoint)
-
-    def training_step(self, batch: Mapping[str, Tensor], batch_idx: int) -> Tensor:
-        loss = self(batch).loss
-        self.log("train/loss", loss, prog_bar=True)
-        return loss
 
     def _evaluate(self, batch: Mapping[str, Tensor], stage: str, metrics: TokenMetrics) -> Tensor:
         out = self(batch)

@@ -52,7 +52,7 @@ import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import chain, repeat
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
@@ -148,10 +148,10 @@ def mecab_surfaces(text: str) -> list[str]:
     ]
 
 
-def _codes(texts: Sequence[str]) -> np.ndarray:
-    """UTF-32 code points of the texts laid end to end."""
+def _codes(joined: str, texts: Sequence[str]) -> np.ndarray:
+    """UTF-32 code points of ``joined``, the texts laid end to end (an error names the text at fault)."""
     try:
-        return np.frombuffer("".join(texts).encode("utf-32-le"), dtype=np.uint32)
+        return np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
     except UnicodeEncodeError:
         for doc, text in enumerate(texts):
             try:
@@ -170,7 +170,7 @@ def _morphemes(texts: Sequence[str], codes: np.ndarray, bases: np.ndarray) -> tu
     parsed = "".join(outputs)
     out = np.frombuffer(parsed.encode("utf-32-le"), dtype=np.uint32)
     line_ends, tabs = np.flatnonzero(out == 0x0A), np.flatnonzero(out == 0x09)
-    counts = np.cumsum([0, *map(str.count, outputs, repeat("\n", len(outputs)))])  # morphemes before each document
+    counts = np.cumsum([0, *(output.count("\n") for output in outputs)])  # morphemes before each document
     kept = np.flatnonzero(~_IS_MECAB_SPACE[np.minimum(codes, 0x20)] | (codes > 0x20))
     if len(tabs) == len(line_ends):  # surfaces and expressions never hold a tab or a newline
         line_starts = np.concatenate([[0], line_ends[:-1] + 1]).astype(np.int64)
@@ -241,18 +241,19 @@ class _Pieces:
 
 
 def _pieces(texts: Sequence[str]) -> _Pieces:
-    codes = _codes(texts)
+    joined = "".join(texts)
+    codes = _codes(joined, texts)
     bases = np.concatenate([[0], np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)))])
     starts, ends, inner = _morphemes(texts, codes, bases)
     document_start = np.zeros(len(codes) + 1, dtype=bool)
     document_start[bases] = True
-    joined = (codes[starts - 1] == 0x20) & ~document_start[starts]  # a single space before a morpheme joins it
-    lefts = starts - joined
+    joined_space = (codes[starts - 1] == 0x20) & ~document_start[starts]  # a single space before a morpheme joins it
+    lefts = starts - joined_space
     bounds = np.empty(2 * len(starts), dtype=np.int64)  # non-decreasing: morphemes are in order
     bounds[0::2], bounds[1::2] = lefts, ends
     edges = np.sort(np.concatenate([bases, bounds, inner]), kind="stable")  # nearly sorted already
     edges = edges[np.concatenate([[True], edges[1:] != edges[:-1]])]
-    return _Pieces("".join(texts), bases, edges, lefts[joined])
+    return _Pieces(joined, bases, edges, lefts[joined_space])
 
 
 def morpheme_pieces(text: str) -> list[tuple[int, int]]:
