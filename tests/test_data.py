@@ -14,6 +14,7 @@ import torch
 from lightning.pytorch import LightningModule, Trainer
 from lightning.pytorch.callbacks import Callback, ModelCheckpoint
 
+from thunder.commands.data import preview_command
 from thunder.data import (
     DEMO_CORPUS,
     IGNORE_INDEX,
@@ -25,7 +26,6 @@ from thunder.data import (
     TokenCollator,
     mask_tokens,
     morpheme_groups,
-    preview_command,
     split_documents,
     token_labels,
     window_examples,

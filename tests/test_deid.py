@@ -13,7 +13,8 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from thunder.deid import Deidentifier, DeidResult, _key_pattern, deid_command, find_keys
+from thunder.commands.deid import deid_command
+from thunder.deid import Deidentifier, DeidResult, _key_pattern, find_keys
 from thunder.operators import entity_key
 from thunder.particles import fix_particle
 from thunder.recognizers import ScoredSpan, recognize

@@ -141,7 +141,9 @@ def test_command_writes_json_with_run_metadata(
     spans = [[TEXT.index(m), TEXT.index(m) + len(m), lab] for m, lab in SPANS.items()]
     data = _write_jsonl(tmp_path / "gold.jsonl", [{"id": "doc-1", "text": TEXT, "spans": spans}])
     fake = FakeDeidentifier({TEXT: [("김철수", NAME), ("이영", PLACE), ("피해자", NAME)]})
-    monkeypatch.setattr(ev, "load_deidentifier", lambda model, **options: fake)
+    from thunder.commands import evaluate as evaluate_command
+
+    monkeypatch.setattr(evaluate_command, "load_deidentifier", lambda model, **options: fake)
     out = tmp_path / "report.json"
     main(["evaluate", "--model", "fake-model", "--data", str(data), "--seed", "7", "--json", str(out)])
     report = json.loads(out.read_text(encoding="utf-8"))

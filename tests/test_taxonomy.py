@@ -17,9 +17,8 @@ from thunder.taxonomy import (
     Taxonomy,
     TaxonomyError,
     UnknownTagError,
-    check_command,
-    show_command,
 )
+from thunder.commands.taxonomy import check_command, show_command
 
 REPO = Path(__file__).resolve().parents[1]
 MEDICAL = REPO / "configs" / "taxonomies" / "medical_records.yaml"

@@ -10,12 +10,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from thunder.commands.tokenizer import train_command
 from thunder.tokenizer import (
     SPECIAL_TOKENS,
     ThunderTokenizer,
     morpheme_pieces,
     morpheme_split,
-    train_command,
     window_ranges,
 )
 

@@ -19,12 +19,12 @@ TRAINER_COMMANDS = ("fit", "validate", "test", "predict")
 
 # subcommand -> "module:function", or a group of those
 EXTRA_COMMANDS: dict[str, str | dict[str, str]] = {
-    "deid": "thunder.deid:deid_command",
-    "evaluate": "thunder.evaluate:evaluate_command",
-    "export": "thunder.export:export_command",
-    "tokenizer": {"train": "thunder.tokenizer:train_command"},
-    "taxonomy": {"check": "thunder.taxonomy:check_command", "show": "thunder.taxonomy:show_command"},
-    "data": {"preview": "thunder.data:preview_command"},
+    "deid": "thunder.commands.deid:deid_command",
+    "evaluate": "thunder.commands.evaluate:evaluate_command",
+    "export": "thunder.commands.export:export_command",
+    "tokenizer": {"train": "thunder.commands.tokenizer:train_command"},
+    "taxonomy": {"check": "thunder.commands.taxonomy:check_command", "show": "thunder.commands.taxonomy:show_command"},
+    "data": {"preview": "thunder.commands.data:preview_command"},
 }
 
 EXTRA_HELP = {

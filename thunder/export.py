@@ -71,21 +71,6 @@ def export_checkpoint(checkpoint: str | Path, out: str | Path, tokenizer: str | 
         info["taxonomy_fingerprint"] = thunder["label_set"].get("fingerprint")
     (out / EXPORT_FILE).write_text(json.dumps(info, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     return out
-
-
-def export_command(checkpoint: str, out: str, tokenizer: str | None = None) -> None:
-    """Convert a Thunder checkpoint to a Hugging Face model directory (model, tokenizer, thunder.json).
-
-    Args:
-        checkpoint: a ``.ckpt`` file or a sharded checkpoint directory written by TokenClassifier or MaskedLM.
-        out: new output directory; load it with ``AutoModelForTokenClassification.from_pretrained(out)``
-            or ``thunder deid --model out``.
-        tokenizer: tokenizer directory to use instead of the one stored in the checkpoint.
-    """
-    path = export_checkpoint(checkpoint, out, tokenizer)
-    print(f"exported {checkpoint} to {path}")
-
-
 def load_exported(path: str | Path, taxonomy: str | None = None) -> tuple[PreTrainedModel, Any, Any]:
     """``(model, tokenizer, label_set)`` of a TokenClassifier export directory, ``.ckpt`` or sharded checkpoint.
 

@@ -27,7 +27,8 @@ from lightning.pytorch import LightningDataModule, LightningModule, Trainer
 from lightning.pytorch.callbacks import BasePredictionWriter
 from torch.utils.data import DataLoader, Dataset
 
-from thunder.deid import DeidResult, Deidentifier, merge_windows, span_record, write_atomic
+from thunder.deid import DeidResult, Deidentifier, merge_windows
+from thunder.outputs import span_record, write_atomic
 
 log = logging.getLogger(__name__)
 _UNSAFE = re.compile(r"[^\w.\-]+")

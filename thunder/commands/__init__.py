@@ -1,0 +1,1 @@
+"""The ``thunder`` subcommands other than LightningCLI's: one module per command, built on the library below."""
