@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import string
+import sys
 from pathlib import Path
+from typing import Any, Iterator
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from thunder import annotation
 from thunder.annotation import (
     AnnotatedDocument,
     AnnotationError,
@@ -86,9 +90,25 @@ def test_duplicate_opener_keeps_first_position() -> None:
     assert (doc.placeholders[0].line, doc.placeholders[0].column) == (1, 4)
 
 
-def test_lone_double_brackets_are_text() -> None:
-    doc = parse_annotated("a << b >> c <<d>> e")
-    assert doc.text == "a << b >> c <<d>> e" and doc.placeholders == ()
+@pytest.mark.parametrize(
+    "raw, text, expected",
+    [
+        # a doubled opening tag is dropped, the whitespace around it kept (outside the span)
+        ("피해자 <<<X>>>\t<<<X>>>K<<</X>>> 소유", "피해자 \tK 소유", [("X", "K", "K")]),
+        ("<<<X>>> <<<X>>> K<<</X>>>", "  K", [("X", "K", "K")]),
+        # invisible characters and whitespace inside quotes stay in the text, outside the span
+        ("<<<X>>>\u200bA\u200b<<</X>>>", "\u200bA\u200b", [("X", "A", "A")]),
+        ("<<<식당>>>' C '<<</식당>>>", "' C '", [("식당", "C", "C")]),
+        # an unbalanced quote is content
+        ("<<<X>>>'A<<</X>>>", "'A", [("X", "'A", "'A")]),
+        # single brackets inside two-bracket content
+        ("<<면>><면><</면>>", "<면>", [("면", "<면>", "<면>")]),
+    ],
+)
+def test_whitespace_and_quotes_around_content(raw: str, text: str, expected: list[tuple[str, str, str]]) -> None:
+    doc = parse_annotated(raw)
+    assert doc.text == text
+    assert spans(doc) == expected
 
 
 def test_text_outside_tags_is_kept_exactly() -> None:
@@ -115,6 +135,31 @@ def test_text_outside_tags_is_kept_exactly() -> None:
         ("<<<X>>>A>>B<<</X>>>", 1, 9, "stray '>>' inside <<<X>>>"),
         ("", 1, 1, "empty document"),
         (" \n\t", 1, 1, "empty document"),
+        # content of only whitespace, quotes or invisible characters is no identifier
+        ("x <<<X>>>''<<</X>>>", 1, 3, "empty placeholder <<<X>>>"),
+        ("x <<<X>>>' '<<</X>>>", 1, 3, "empty placeholder"),
+        ("x <<<X>>>'<<</X>>>", 1, 3, "empty placeholder"),
+        ('x <<<X>>>"\u200b"<<</X>>>', 1, 3, "empty placeholder"),
+        ("x <<<X>>>\u200b<<</X>>>", 1, 3, "empty placeholder"),
+        ("x <<<X>>>\ufeff \u2060<<</X>>>", 1, 3, "empty placeholder"),
+        ("x <<<\u200b>>>A<<</\u200b>>>", 1, 3, "empty tag name"),
+        ("<<면>> <</면>>", 1, 1, "empty placeholder <<면>>"),
+        # incomplete or malformed two-bracket tags
+        ("보은군 <<면>>00 이후", 1, 5, "unclosed tag <<면>>"),
+        ("보은군 <<면>>00\n<</면>>", 1, 5, "unclosed tag <<면>>"),
+        ("<<면>>00<</면> 이후", 1, 8, "stray '<<' inside <<면>>"),
+        ("<<면>>00<</리>>", 1, 8, "closing tag <</리>> does not match <<면>> opened at 1:1"),
+        ("보은군 00<</면>>에", 1, 7, "closing tag <</면>> without an opening tag"),
+        ("<<면>>>00<</면>>", 1, 1, "2 '<' but 3 '>'"),
+        ("a <<d>> e", 1, 3, "unclosed tag <<d>>"),
+        ("a << b", 1, 3, "stray '<<' that is not part of a tag"),
+        ("a >> b", 1, 3, "stray '>>' that is not part of a tag"),
+        ("<<<X>>>a<<Y>>b<</Y>><<</X>>>", 1, 9, "nested tag <<Y>> inside <<<X>>>"),
+        ("<<<X>>>A<</X>>", 1, 9, "does not match <<<X>>>"),
+        # three-bracket slips that are not repaired
+        ("x <<<X>>A<<</X>>>", 1, 3, "3 '<' but 2 '>'"),
+        ("<<<X>>>A<<<X>>>B<<</X>>>", 1, 9, "nested tag <<<X>>> inside <<<X>>>"),
+        ("<<<X>>> <<<Y>>>B<<</Y>>>", 1, 9, "nested tag <<<Y>>> inside <<<X>>>"),
     ],
 )
 def test_malformed_input_names_file_line_column(raw: str, line: int, column: int, reason: str) -> None:
@@ -266,3 +311,55 @@ def test_shared_corpus_parses(shared_corpus: Path) -> None:
     for doc in docs:
         assert "<<<" not in doc.text and ">>>" not in doc.text, doc.source
         assert all(0 <= p.start < p.end <= len(doc.text) for p in doc.placeholders)
+
+
+# ---------------------------------------------------------------------------------------------- linear time
+class _CountingPattern:
+    """A compiled pattern that adds up the characters its searches can have read (from ``pos`` to the match end,
+    or to the end of the string when there is no match)."""
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern, self.scanned = pattern, 0
+
+    def _count(self, string: str, pos: int, endpos: int, found: re.Match[str] | None) -> re.Match[str] | None:
+        self.scanned += (found.end() if found else min(endpos, len(string))) - pos
+        return found
+
+    def search(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return self._count(string, pos, endpos, self.pattern.search(string, pos, endpos))
+
+    def match(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return self._count(string, pos, endpos, self.pattern.match(string, pos, endpos))
+
+    def fullmatch(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return self._count(string, pos, endpos, self.pattern.fullmatch(string, pos, endpos))
+
+    def finditer(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> Iterator[re.Match[str]]:
+        self.scanned += min(endpos, len(string)) - pos
+        return self.pattern.finditer(string, pos, endpos)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.pattern, name)
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "피해자 <<<내국인이름>>>A<<</내국인이름>>>는 ",
+        "보은군 <<면>>00<</면>> ",  # two-bracket tags only: was quadratic (6.5 s for 40k tags on a line)
+        "<<면>>00<</면>> <<<X>>>A<<</X>>> ",
+        "<<<X>>> <<<X>>>A<<</X>>> ",
+    ],
+)
+def test_parsing_reads_each_character_a_bounded_number_of_times(unit: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Linear time, checked by counting: every regular expression of the parser together reads at most a few
+    times the document's length, for 40k tags on one line (the speed itself: tools/bench_annotation.py)."""
+    counters = []
+    for name, value in vars(annotation).items():
+        if isinstance(value, re.Pattern):
+            counters.append(_CountingPattern(value))
+            monkeypatch.setattr(annotation, name, counters[-1])
+    raw = unit * 40_000 + "끝"
+    doc = annotation.parse_annotated(raw)
+    assert len(doc.placeholders) == 40_000 * unit.count("<</")
+    assert counters and sum(c.scanned for c in counters) <= 3 * len(raw)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import re
@@ -14,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from thunder.commands.deid import deid_command
-from thunder.deid import Deidentifier, DeidResult, _key_pattern, find_keys
+from thunder.deid import Deidentifier, DeidResult, PipelineOptions, _key_pattern, find_keys
 from thunder.operators import entity_key
 from thunder.particles import fix_particle
 from thunder.recognizers import ScoredSpan, recognize
@@ -278,14 +279,15 @@ def build_tiny_model(tokenizer, label_set: LabelSet):
 
     torch.manual_seed(0)
     config = backbone_config("tiny", {"hidden_size": 32, "num_attention_heads": 2, "intermediate_size": 64,
-                                      "num_hidden_layers": 1, "num_labels": len(label_set)})  # fmt: skip
+                                      "num_hidden_layers": 1, "num_labels": len(label_set),
+                                      "id2label": dict(enumerate(label_set.names))})  # fmt: skip
     apply_tokenizer(config, tokenizer)
     return AutoModelForTokenClassification.from_config(config).eval()
 
 
 def write_tiny_export(path: Path) -> Path:
     """A Thunder export directory (model, tokenizer, thunder.json) of a random tiny model, built in seconds."""
-    from thunder.export import EXPORT_FILE, EXPORT_FORMAT
+    from thunder.checkpoint import EXPORT_FILE, EXPORT_FORMAT, tokenizer_fingerprint
     from thunder.tokenizer import ThunderTokenizer
 
     texts = [FILLER, "피고인 홍길동은 피해자 김철수에게 전화하였다.", "주민등록번호 900101-1234568"] * 4
@@ -293,7 +295,8 @@ def write_tiny_export(path: Path) -> Path:
     label_set = LabelSet(Taxonomy.load(), "label", "IO")
     build_tiny_model(tokenizer, label_set).save_pretrained(path)
     tokenizer.save_pretrained(path)
-    info = {"format": EXPORT_FORMAT, "task": "token-classification", "label_set": label_set.to_dict()}
+    info = {"format": EXPORT_FORMAT, "task": "token-classification", "label_set": label_set.to_dict(),
+            "tokenizer": tokenizer_fingerprint(tokenizer)}
     (path / EXPORT_FILE).write_text(json.dumps(info, ensure_ascii=False), encoding="utf-8")
     return path
 
@@ -347,8 +350,10 @@ def inputs(tmp_path: Path) -> Path:
 
 
 def run(capsys, **kwargs) -> tuple[int, str, str]:
+    fields = {f.name for f in dataclasses.fields(PipelineOptions)}
+    pipeline = PipelineOptions(**{k: kwargs.pop(k) for k in list(kwargs) if k in fields})
     try:
-        deid_command(**kwargs)
+        deid_command(**kwargs, pipeline=pipeline)
         code = 0
     except SystemExit as error:
         code = error.code
@@ -370,8 +375,9 @@ def test_command_directory_to_out_with_spans(inputs: Path, tmp_path: Path, capsy
         (True, "010-1234-5678", "전화번호", "A", "phone_number"),
         (False, "kim@example.com", "이메일주소", "A", "email"),
     ]
-    assert set(records[0]) == {"doc", "start", "end", "text", "label", "category", "tier1", "placeholder", "score",
-                               "source"}  # fmt: skip
+    assert set(records[0]) == {"doc", "file", "start", "end", "text", "label", "category", "tier1", "placeholder",
+                               "score", "source"}  # fmt: skip
+    assert records[0]["file"] == "a.txt"
     assert records[0]["tier1"] == "direct" and 0 < records[0]["score"] <= 1
 
 
@@ -402,14 +408,16 @@ def test_command_bad_inputs_reported_others_processed(inputs: Path, tmp_path: Pa
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"id": "ok", "text": "010-1234-5678"}\nnot json\n', encoding="utf-8")
     out = tmp_path / "out"
-    code, _, err = run(capsys, inputs=[str(inputs), str(broken), str(tmp_path / "missing.txt")], out=str(out))
+    code, _, err = run(capsys, inputs=[str(inputs), str(broken)], out=str(out))
     assert code == 1
     assert f"{bad}: not valid UTF-8 at byte 17" in err
     assert f"{broken}:2: bad JSONL record" in err
-    assert "missing.txt: cannot read" in err
-    assert (out / "a.txt").read_text(encoding="utf-8") == "연락처 A로 전화하였다.\n"
-    assert not (out / "bad.txt").exists()
+    assert "4 written, 2 failed, of 6 documents" in err
+    assert (out / "in" / "a.txt").read_text(encoding="utf-8") == "연락처 A로 전화하였다.\n"  # the inputs' layout
+    assert not (out / "in" / "bad.txt").exists()
     assert json.loads((out / "broken.jsonl").read_text(encoding="utf-8")) == {"id": "ok", "text": "A"}
+    code, _, err = run(capsys, inputs=[str(inputs), str(tmp_path / "missing.txt")], out=str(out))
+    assert "missing.txt: no such file or directory" in str(code) and "written" not in err  # refused before any work
 
 
 def test_command_line_entry_point(inputs: Path, capsys) -> None:

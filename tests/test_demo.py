@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 import torch
+from transformers import AutoModelForTokenClassification
 
 from thunder.cli import main
 from thunder.deid import Deidentifier
+from thunder.taxonomy import Taxonomy
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = str(REPO / "configs" / "demo.yaml")
 MEDICAL = REPO / "configs" / "taxonomies" / "medical_records"
+MEDICAL_TAXONOMY = REPO / "configs" / "taxonomies" / "medical_records.yaml"
+MEDICAL_DEMO = str(REPO / "configs" / "medical_demo.yaml")
 
 
 @pytest.fixture()
@@ -37,17 +42,44 @@ def test_demo_fit_writes_checkpoint_logs_and_a_working_model(in_tmp: Path) -> No
     assert result.text.endswith("\n\n  다음 날 다시 만났다.") and result.text.startswith("피고인 ")
 
 
-def test_user_taxonomy_trains_through_the_demo_config(in_tmp: Path) -> None:
+def test_a_model_trained_on_a_user_taxonomy_works_everywhere(in_tmp: Path, capsys: pytest.CaptureFixture) -> None:
+    """configs/medical_demo.yaml (another domain, another taxonomy): train a few steps, then use the checkpoint and its
+    export with no --taxonomy anywhere: Python API, thunder deid, thunder evaluate, thunder export, transformers."""
     main(
         [
-            "fit", "--config", DEMO,
-            "--data.init_args.taxonomy", str(REPO / "configs" / "taxonomies" / "medical_records.yaml"),
+            "fit", "--config", MEDICAL_DEMO,
+            "--data.init_args.taxonomy", str(MEDICAL_TAXONOMY),
             "--data.init_args.data_dir", str(MEDICAL / "annotated"),
             "--data.init_args.mention_dirs", f"[{MEDICAL / 'mentions'}]",
-            "--data.init_args.granularity", "label",
-            "--trainer.max_steps", "2", "--trainer.limit_val_batches", "1", "--trainer.enable_progress_bar", "false",
+            "--trainer.max_steps", "3", "--trainer.limit_val_batches", "1", "--trainer.enable_progress_bar", "false",
         ]
     )  # fmt: skip
-    state = torch.load(in_tmp / "runs" / "demo" / "checkpoints" / "last.ckpt", map_location="cpu", weights_only=False)
-    names = state["thunder"]["label_set"]["names"]
-    assert "I-환자이름" in names and not any("내국인이름" in name for name in names)
+    checkpoint = in_tmp / "runs" / "medical_demo" / "checkpoints" / "last.ckpt"
+    record = "환자 김민수(연락처 010-2345-6789)는 한빛정형외과의원에 내원하였다."
+    deid = Deidentifier.from_pretrained(checkpoint)
+    result = deid(record)
+    assert result.spans and {s.label for s in result.spans} <= set(Taxonomy.load(MEDICAL_TAXONOMY).labels)
+    assert "010-2345-6789" not in result.text
+    phone = next(r for r in deid.recognizers if r.name == "phone_number")
+    assert (phone.label, phone.category) == ("연락처", "환자정보")  # the user taxonomy's own label for phones
+
+    source, spans = in_tmp / "record.txt", in_tmp / "spans.jsonl"
+    source.write_text(record, encoding="utf-8")
+    main(["deid", "--model", str(checkpoint), str(source), "--out", str(in_tmp / "out"), "--spans", str(spans)])
+    assert "010-2345-6789" not in (in_tmp / "out" / "record.txt").read_text(encoding="utf-8")
+    labels = {json.loads(line)["label"] for line in spans.read_text(encoding="utf-8").splitlines()}
+    assert labels and labels <= set(Taxonomy.load(MEDICAL_TAXONOMY).labels)
+
+    report_path = in_tmp / "report.json"
+    main(["evaluate", "--model", str(checkpoint), "--data", str(MEDICAL / "annotated"),
+          "--mention_dirs", f"[{MEDICAL / 'mentions'}]", "--json", str(report_path)])  # fmt: skip
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    assert report["meta"]["taxonomy"] == "medical-records" and report["leaks"]["all"]["mentions"] > 0
+    with pytest.raises(SystemExit, match="medical-records"):  # an explicit --taxonomy is checked against the model's
+        main(["evaluate", "--model", str(checkpoint), "--taxonomy", str(REPO / "thunder/resources/taxonomy/default.yaml")])
+
+    export = in_tmp / "export"
+    main(["export", "--checkpoint", str(checkpoint), "--out", str(export)])
+    model = AutoModelForTokenClassification.from_pretrained(export)
+    assert "I-환자이름" in model.config.label2id and not any("내국인이름" in n for n in model.config.label2id)
+    assert Deidentifier.from_pretrained(export)(record).text == result.text

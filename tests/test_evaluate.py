@@ -12,6 +12,7 @@ import pytest
 
 from thunder import evaluate as ev
 from thunder.cli import main
+from thunder.recognizers import RECOGNIZERS, Recognizer, ScoredSpan
 from thunder.synthesis import EntitySpan, SynthesizedDocument
 from thunder.taxonomy import LabelSet, Taxonomy
 
@@ -141,9 +142,10 @@ def test_command_writes_json_with_run_metadata(
     spans = [[TEXT.index(m), TEXT.index(m) + len(m), lab] for m, lab in SPANS.items()]
     data = _write_jsonl(tmp_path / "gold.jsonl", [{"id": "doc-1", "text": TEXT, "spans": spans}])
     fake = FakeDeidentifier({TEXT: [("김철수", NAME), ("이영", PLACE), ("피해자", NAME)]})
-    from thunder.commands import evaluate as evaluate_command
+    from thunder.deid import PipelineOptions
 
-    monkeypatch.setattr(evaluate_command, "load_deidentifier", lambda model, **options: fake)
+    fake.taxonomy = Taxonomy.load()
+    monkeypatch.setattr(PipelineOptions, "build", lambda self: fake)
     out = tmp_path / "report.json"
     main(["evaluate", "--model", "fake-model", "--data", str(data), "--seed", "7", "--json", str(out)])
     report = json.loads(out.read_text(encoding="utf-8"))
@@ -191,6 +193,32 @@ def test_recognizer_baseline_leaks_no_well_formed_structured_identifier(tmp_path
     assert report["meta"]["recognizers_only"] and report["meta"]["model"] is None
     assert report["token_metrics"]["tokenization"] == ev.CHAR_TOKENIZATION
     assert report["token_metrics"]["binary"]["precision"] == 1.0
+
+
+class NameListRecognizer(Recognizer):
+    """A user recognizer given by class_path (``test_evaluate.NameListRecognizer``): marks the listed names."""
+
+    name = "name_list"
+
+    def __init__(self, names: list[str], label: str = NAME) -> None:
+        self.names, self.label = names, label
+
+    def find(self, text: str) -> list[ScoredSpan]:
+        return [ScoredSpan(i, i + len(n), self.label, 0.9, self.name) for n in self.names if (i := text.find(n)) >= 0]
+
+
+def test_evaluate_runs_a_custom_recognizer_and_operator_as_deid_would(tmp_path: Path) -> None:
+    records = [{"id": f"s{i}", "text": text, "spans": [[text.index(m), text.index(m) + len(m), lab] for m, lab in spans]}
+               for i, (text, spans) in enumerate(STRUCTURED)]  # fmt: skip
+    data = _write_jsonl(tmp_path / "structured.jsonl", records)
+    out = tmp_path / "custom.json"
+    user = json.dumps([*RECOGNIZERS, {"class_path": "test_evaluate.NameListRecognizer",
+                                      "init_args": {"names": ["홍길동", "김영희"]}}])  # fmt: skip
+    main(["evaluate", "--recognizers_only", "--data", str(data), "--json", str(out), "--recognizers", user,
+          "--operator", "mask"])  # fmt: skip
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["leaks"]["by_label"][NAME]["leaked"] == 0  # the user's recognizer found the names
+    assert report["meta"]["pipeline"]["operator"] == "mask"
 
 
 def test_annotated_directory_is_synthesized_reproducibly(taxonomy: Taxonomy) -> None:

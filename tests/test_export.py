@@ -13,7 +13,7 @@ from torch.utils.data import DataLoader
 from transformers import AutoModelForTokenClassification
 
 from thunder.cli import main
-from thunder.export import export_checkpoint, load_exported
+from thunder.checkpoint import export_checkpoint, load_exported
 from thunder.models import MaskedLM, TokenClassifier
 from thunder.tokenizer import ThunderTokenizer
 
@@ -37,7 +37,8 @@ def test_export_round_trip_through_cli(trained, tmp_path, tokenizer, label_set) 
     assert model.config.label2id[label_set.names[3]] == 3
     info = json.loads((out / "thunder.json").read_text(encoding="utf-8"))
     assert info["label_set"] == label_set.to_dict()
-    assert info["taxonomy_fingerprint"] == label_set.taxonomy.fingerprint()
+    assert info["label_set"]["fingerprint"] == label_set.taxonomy.fingerprint()
+    assert info["tokenizer"]["vocab_size"] == tokenizer.vocab_size
     batch = token_batch(tokenizer, label_set, seed=3)
     inputs = {k: batch[k] for k in ("input_ids", "attention_mask")}
     with torch.no_grad():

@@ -12,25 +12,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from thunder import mentions as m
-from thunder.mentions import (
-    BANK_ACCOUNT_FORMATS,
-    DEMO_MENTIONS,
-    GENERATORS,
-    ListSource,
-    MentionBank,
-    MentionContext,
-    MentionError,
-    infer_birth_year,
-    infer_gender,
-    luhn_check_digit,
-    rrn_check_digit,
-)
+from thunder.identifiers import phone_number, vehicle_plate
+from thunder.identifiers.bank_account_number import BANK_ACCOUNT_FORMATS
+from thunder.identifiers.card_number import CARD_PREFIXES, luhn_check_digit
+from thunder.identifiers.context import REFERENCE_YEAR, MentionContext, infer_birth_year, infer_gender
+from thunder.identifiers.resident_registration_number import check_digit as rrn_check_digit
+from thunder.mentions import DEMO_MENTIONS, GENERATORS, ListSource, MentionBank, MentionError
 from thunder.particles import agrees, has_final_consonant
 from thunder.taxonomy import Taxonomy
 
 EXPECTED_GENERATORS = {
     "korean_name", "resident_number", "phone_number", "account_number", "card_number", "vehicle_plate",
-    "address", "email", "url", "user_id", "age",
+    "address", "email", "url", "user_id", "age", "foreign_registration_number", "business_registration_number",
+    "passport_number", "driver_license_number", "bus_route",
 }  # fmt: skip
 
 
@@ -43,9 +37,8 @@ def draws(name: str, context: MentionContext, n: int = 200) -> list[str]:
 
 
 def test_generator_names_match_the_taxonomy_contract() -> None:
-    from thunder.taxonomy import GENERATORS as TAXONOMY_GENERATORS
-
-    assert set(GENERATORS) == EXPECTED_GENERATORS == set(TAXONOMY_GENERATORS)
+    named = {label.source.split(":", 1)[1] for label in Taxonomy.load().labels.values() if label.source != "list"}
+    assert set(GENERATORS) == EXPECTED_GENERATORS == named
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_GENERATORS))
@@ -141,8 +134,8 @@ def test_rrn_check_digit_known_value() -> None:
         ("(남, 1985. 3. 2.생)", "85", "1"),
         ("(남, 2003년생)", "03", "3"),
         ("(여, 2001년 5월생)", "01", "4"),
-        ("(남, 29세)", f"{(m.REFERENCE_YEAR - 29) % 100:02d}", "1"),
-        ("(만 40세, 여)", f"{(m.REFERENCE_YEAR - 40) % 100:02d}", "2"),
+        ("(남, 29세)", f"{(REFERENCE_YEAR - 29) % 100:02d}", "1"),
+        ("(만 40세, 여)", f"{(REFERENCE_YEAR - 40) % 100:02d}", "2"),
         ("", None, "1234"),
     ],
 )
@@ -159,7 +152,7 @@ def test_birth_year_needs_a_parenthesis_after_the_mention() -> None:
     assert infer_birth_year(ctx("x", ("", "에게 1990년생이라고"))) is None
 
 
-_AREA = "|".join(m.AREA_CODES)
+_AREA = "|".join(phone_number.AREA_CODES)
 
 
 def test_phone_numbers() -> None:
@@ -207,7 +200,7 @@ def test_luhn_check_digit(payload: str) -> None:
 
 
 def test_card_numbers() -> None:
-    prefixes = [p for group, _ in m.CARD_PREFIXES for p in group]
+    prefixes = [p for group, _ in CARD_PREFIXES for p in group]
     for card in draws("card_number", ctx("신용카드번호", ("카드(", ")")), 300):
         assert re.fullmatch(r"\d{4}-\d{4}-\d{4}-\d{4}|\d{4}-\d{6}-\d{5}", card), card
         digits = card.replace("-", "")
@@ -216,7 +209,7 @@ def test_card_numbers() -> None:
         assert len(digits) == (15 if digits[:2] in ("34", "37") else 16)
 
 
-_PLATE = re.compile(rf"(?:{'|'.join(m.PLATE_REGIONS)})?\d{{2,3}}[가-힣]\d{{4}}")
+_PLATE = re.compile(rf"(?:{'|'.join(vehicle_plate.PLATE_REGIONS)})?\d{{2,3}}[가-힣]\d{{4}}")
 
 
 def test_vehicle_plates() -> None:
@@ -225,9 +218,9 @@ def test_vehicle_plates() -> None:
     assert any(re.fullmatch(r"\d{3}[가-힣]\d{4}", p) for p in plates)  # current format
     assert any(re.fullmatch(r"[가-힣]{2}\d{2}[가-힣]\d{4}", p) for p in plates)  # older regional format
     letters = {re.search(r"\d([가-힣])\d", p).group(1) for p in plates}
-    assert letters <= set(m.PLATE_PRIVATE + m.PLATE_RENTAL)
+    assert letters <= set(vehicle_plate.PLATE_PRIVATE + vehicle_plate.PLATE_RENTAL)
     taxis = draws("vehicle_plate", ctx("차량번호", ("피해자와 (", ") 택시에 승차")))
-    assert {re.search(r"\d([가-힣])\d", p).group(1) for p in taxis} <= set(m.PLATE_COMMERCIAL)
+    assert {re.search(r"\d([가-힣])\d", p).group(1) for p in taxis} <= set(vehicle_plate.PLATE_COMMERCIAL)
 
 
 # ----------------------------------------------------------------------------------- addresses

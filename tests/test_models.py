@@ -15,15 +15,16 @@ from thunder.models import (
     PRESETS,
     MaskedLM,
     TokenClassifier,
-    TokenThroughput,
+    TokenThroughputMonitor,
     backbone_config,
     count_parameters,
     entity_tags,
-    read_checkpoint,
     warmup_cosine,
 )
+from thunder.checkpoint import read_checkpoint
 from thunder.taxonomy import LabelSet, LabelSetMismatch, Taxonomy
 from thunder.tokenizer import ThunderTokenizer
+from thunder.sizing import train_flops_per_token
 
 REPO = Path(__file__).resolve().parents[1]
 TEXTS = [
@@ -169,12 +170,24 @@ def test_token_classifier_learns_repeated_batch_and_takes_datamodule_setup(tmp_p
     batch = token_batch(tokenizer, label_set)
     module = TokenClassifier(backbone="tiny", lr=5e-3, warmup_ratio=0.1, backbone_overrides=TINY)
     data = RepeatedBatch(batch, tokenizer, label_set, n=20)
-    fit = trainer(tmp_path, 20, callbacks=[TokenThroughput()], log_every_n_steps=5)
+    from lightning.pytorch.loggers import CSVLogger
+
+    monitor = TokenThroughputMonitor(peak_tflops=1.0, window_size=3)
+    fit = trainer(tmp_path, 20, callbacks=[monitor], log_every_n_steps=5, logger=CSVLogger(tmp_path))
     fit.fit(module, datamodule=data)
     assert module.model.config.vocab_size == tokenizer.vocab_size
     assert module.model.config.pad_token_id == tokenizer.pad_token_id
     assert module.model.config.id2label[1] == label_set.names[1] and module.model.num_labels == len(label_set)
-    assert fit.callback_metrics["perf/tokens_per_sec"] > 0
+    tokens = int(batch["attention_mask"].sum())
+    metrics = fit.logged_metrics  # one device: Lightning logs the per-device figures only
+    assert metrics["train/device/items_per_sec"] > 0  # non-padding tokens per second
+    assert metrics["train/device/samples_per_sec"] * tokens / len(batch["input_ids"]) == pytest.approx(
+        float(metrics["train/device/items_per_sec"]), rel=1e-4
+    )
+    ids = batch["input_ids"]
+    expected = train_flops_per_token(module.model.config, ids.shape[1], "token-classification", ids.numel()) * tokens
+    assert module.flops_per_batch == pytest.approx(expected)
+    assert 0 < metrics["train/device/mfu"] < 1  # against the 1 TFLOP/s peak given
     fresh = TokenClassifier(backbone="tiny", backbone_overrides=TINY)
     fresh.label_set, fresh._tokenizer = label_set, tokenizer
     fresh.build()

@@ -81,3 +81,34 @@ def test_load_operator() -> None:
     assert set(OPERATORS) == {"placeholder", "tag", "mask", "surrogate"}
     with pytest.raises(ValueError, match="unknown operator"):
         load_operator("nope")
+
+
+def test_operators_per_label_category_and_tier_most_specific_wins() -> None:
+    from thunder.deid import Deidentifier
+
+    text = "피고인은 전화 010-1234-5678과 메일 kim@example.com, 계좌 302-1234-5678-91을 썼다."
+    deid = Deidentifier(operator="placeholder", operators={"이메일주소": "mask", "direct": {"class_path": "tag"}})
+    result = deid(text)
+    assert "***************" in result.text  # e-mail: its label's operator
+    assert "[전화번호]" in result.text and "[계좌번호]" in result.text  # other direct identifiers: the tier's
+    assert "010-1234-5678" not in result.text
+
+
+def test_operator_choice_refuses_keys_outside_the_taxonomy_and_bad_specs() -> None:
+    from thunder.deid import Deidentifier
+
+    with pytest.raises(ValueError, match=r"\['환자이름'\] name no label, category or tier 1"):
+        Deidentifier(operators={"환자이름": "mask"})
+    with pytest.raises(ValueError, match="a dict needs 'class_path'"):
+        Deidentifier(operator={"init_args": {}})
+    with pytest.raises(ValueError, match="is not a thunder.operators.Operator subclass"):
+        Deidentifier(operator="thunder.taxonomy.Taxonomy")
+
+
+def test_operators_through_the_command_line(tmp_path, capsys) -> None:
+    from thunder.cli import main
+
+    source = tmp_path / "a.txt"
+    source.write_text("메일 kim@example.com, 전화 010-1234-5678", encoding="utf-8")
+    main(["deid", str(source), "--operators", '{"전화번호": {"class_path": "mask", "init_args": {"char": "#"}}}'])
+    assert capsys.readouterr().out == "메일 A, 전화 #############"

@@ -1,9 +1,11 @@
-"""Corpus-scale prediction: ``thunder predict`` with the DeidPredictor, CorpusDataModule and DeidWriter."""
+"""Corpus-scale prediction: ``thunder predict`` with the DeidPredictor, CorpusDataModule and DeidWriter, and how it
+fails closed (refused inputs and options, failed documents, interruption)."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -11,10 +13,38 @@ from pathlib import Path
 import pytest
 from lightning.pytorch import Trainer
 
-from thunder.deid import Deidentifier
-from thunder.prediction import CorpusDataModule, CorpusDataset, DeidPredictor, DeidWriter, list_documents
+from thunder.cli import main
+from thunder.deid import Deidentifier, PipelineOptions
+from thunder.identifiers.base import Recognizer, ScoredSpan
+from thunder.prediction import (
+    CorpusDataModule,
+    CorpusDataset,
+    DeidPredictor,
+    DeidWriter,
+    list_documents,
+)
+from thunder.sources import InputError
 
 REPO = Path(__file__).resolve().parents[1]
+CONFIG = REPO / "configs" / "predict.yaml"
+NO_MODEL = PipelineOptions()
+
+
+class FailOnMarker(Recognizer):
+    """A test recognizer: raises on ``고장``, sends ``signal`` to its own process on ``중단``, finds nothing else."""
+
+    name = "fail_on_marker"
+    label = "내국인이름"
+
+    def __init__(self, signal: int = 0) -> None:
+        self.signal = signal
+
+    def find(self, text: str) -> list[ScoredSpan]:
+        if "고장" in text:
+            raise RuntimeError("broken recognizer")
+        if "중단" in text and self.signal:
+            os.kill(os.getpid(), self.signal)
+        return []
 
 
 @pytest.fixture
@@ -24,9 +54,9 @@ def corpus(tmp_path: Path) -> Path:
     for i in range(7):
         (root / f"doc{i}.txt").write_text(f"문서 {i}: 연락처 010-1234-567{i}로 전화하였다.\n", encoding="utf-8")
     records = [{"id": "j/1", "text": "메일 a@b.com 끝"}, {"id": "j2", "text": ""}]
-    lines = [json.dumps(records[0]), "not json", json.dumps(records[1]), ""]
+    lines = [json.dumps(records[0]), "", json.dumps(records[1]), ""]
     (root / "sub" / "x.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (root / "bad.txt").write_bytes(b"bad \xff here")
+    (root / "notes.csv").write_text("a,b\n", encoding="utf-8")
     return root
 
 
@@ -37,92 +67,259 @@ def expected_outputs() -> dict[str, str]:
 
 
 def written(out: Path) -> dict[str, str]:
-    return {p.relative_to(out).as_posix(): p.read_text(encoding="utf-8") for p in out.rglob("*.txt")}
+    return {p.relative_to(out).as_posix(): p.read_text(encoding="utf-8") for p in out.rglob("*") if p.is_file()
+            and not p.name.endswith(".jsonl")}  # fmt: skip
 
 
-def test_list_documents(corpus: Path) -> None:
-    refs = list_documents([corpus])
-    assert [r.output for r in refs] == ["bad.txt", *(f"doc{i}.txt" for i in range(7)), "sub/x/j_1.txt", "sub/x/j2.txt"]
-    assert refs[-2].id == "j/1" and refs[-2].offset == 0 and refs[-1].offset > 0
-    with pytest.raises(FileNotFoundError, match="missing"):
+def predict(inputs: list[Path], out: Path, *options: str) -> None:
+    """``thunder predict`` in this process, with the shipped config."""
+    main(["predict", "--config", str(CONFIG), "--data.init_args.inputs", json.dumps([str(p) for p in inputs]),
+          "--data.init_args.num_workers", "0", "--trainer.accelerator", "cpu", "--trainer.devices", "1",
+          "--trainer.enable_progress_bar", "false", "--trainer.callbacks.init_args.output_dir", str(out),
+          *options])  # fmt: skip
+
+
+def test_list_documents(corpus: Path, tmp_path: Path) -> None:
+    (corpus / "UPPER.TXT").write_text("대문자", encoding="utf-8")
+    listed = list_documents([corpus])
+    outputs = ["UPPER.TXT", *(f"doc{i}.txt" for i in range(7)), "sub/x/j_1.txt", "sub/x/j2.txt"]
+    assert [r.output for r in listed.refs] == outputs
+    j1, j2 = listed.refs[-2:]
+    assert (j1.id, j1.line, j1.offset, j2.line) == ("j/1", 1, 0, 3)
+    assert listed.skipped == [f"{corpus}: skipped files that are not .jsonl/.md/.txt (1 .csv)"]
+    # two inputs keep their layout under the common folder, so equal names never collide
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "x.txt").write_text(name, encoding="utf-8")
+    assert [r.output for r in list_documents([tmp_path / "a", tmp_path / "b"]).refs] == ["a/x.txt", "b/x.txt"]
+    with pytest.raises(InputError, match="missing: no such file or directory"):
         list_documents([corpus / "missing"])
 
 
-def test_predict_in_process_writes_and_resumes(corpus: Path, tmp_path: Path, caplog) -> None:
+def test_predict_in_process_writes_and_resumes(corpus: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
 
-    def predict() -> None:
+    def run() -> DeidWriter:
+        writer = DeidWriter(str(out))
         trainer = Trainer(accelerator="cpu", devices=1, logger=False, enable_progress_bar=False,
-                          enable_model_summary=False, callbacks=[DeidWriter(str(out))])  # fmt: skip
+                          enable_model_summary=False, callbacks=[writer])  # fmt: skip
         trainer.predict(DeidPredictor(), CorpusDataModule([str(corpus)], batch_size=3), return_predictions=False)
+        return writer
 
-    predict()
-    assert written(out) == expected_outputs()
-    assert "bad.txt: not valid UTF-8 at byte 4" in caplog.text and "x.jsonl:2: bad JSONL record" in caplog.text
+    writer = run()
+    assert written(out) == expected_outputs() and (writer.written, writer.failed) == (9, 0)
     spans = [json.loads(line) for line in (out / "doc3.txt.spans.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [(s["doc"], s["text"], s["placeholder"]) for s in spans] == [("doc3.txt", "010-1234-5673", "A")]
-    # a restarted run writes only what is missing
+    # a restarted run writes only what is missing and removes the temporary files of a killed run
     (out / "doc5.txt").unlink()
+    stale = out / ".doc5.txt.thunder-abc123.tmp"
+    stale.write_text("half", encoding="utf-8")
     before = {p: p.stat().st_mtime_ns for p in out.rglob("*.txt")}
-    predict()
-    assert written(out) == expected_outputs()
+    writer = run()
+    assert written(out) == expected_outputs() and not stale.exists()
+    assert (writer.written, writer.already, writer.summary()) == (1, 8, "1 written, 8 already done, 0 failed, of 9 documents")
     assert all(p.stat().st_mtime_ns == mtime for p, mtime in before.items())
-    assert not list(out.rglob("*.tmp"))
 
 
-def test_predictor_with_a_model_matches_the_deidentifier(corpus: Path, tmp_path: Path) -> None:
+def test_thunder_predict_writes_no_config_and_exits_0(corpus: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(tmp_path)
+    predict([corpus], tmp_path / "out")
+    assert written(tmp_path / "out") == expected_outputs()
+    assert not (tmp_path / "config.yaml").exists() and not (tmp_path / "out" / "config.yaml").exists()
+    err = capsys.readouterr().err
+    assert f"thunder predict: {corpus}: skipped files that are not .jsonl/.md/.txt (1 .csv)" in err
+    assert "thunder predict: 9 written, 0 failed, of 9 documents" in err
+
+
+BAD_DOCUMENTS = [  # (name, file content, the reported reason after "FILE[:LINE]: ")
+    ("lone surrogate", b'{"id": "s", "text": "\\ud800"}\n', "1: text holds a lone surrogate at character 0"),
+    ("text not a string", b'{"id": "n", "text": 5}\n', "1: bad JSONL record ('text' is not a string)"),
+    ("text missing", b'\n{"id": "m"}\n', "2: bad JSONL record (missing 'text')"),
+    ("not JSON", b"not json\n", "1: bad JSONL record (Expecting value: line 1 column 1 (char 0))"),
+    ("invalid UTF-8 text", b"bad \xff here", " not valid UTF-8 at byte 4 (invalid start byte)"),
+    ("recognizer error", "고장 난 문서".encode(), " not de-identified (RuntimeError: broken recognizer)"),
+    ("mask cannot remove", "주민번호 900101-1******, 메모 900101-1 010-1234-5678".encode(),
+     " not de-identified (RuntimeError: cannot remove"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name, content, reason", BAD_DOCUMENTS, ids=[case[0] for case in BAD_DOCUMENTS])
+def test_a_bad_document_is_reported_and_the_others_written(
+    name: str, content: bytes, reason: str, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "a.txt").write_text("연락처 010-1234-5678", encoding="utf-8")
+    bad = corpus / ("b.jsonl" if reason.startswith(("1:", "2:")) else "b.txt")
+    bad.write_bytes(content)
+    (corpus / "c.txt").write_text("메일 a@b.com", encoding="utf-8")
+    out = tmp_path / "out"
+    options = ["--model.init_args.pipeline.operator", "mask"] if "mask" in name else []
+    if name == "recognizer error":
+        options = ["--model.init_args.pipeline.recognizers", "[phone_number, test_prediction.FailOnMarker]"]
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_info:
+        predict([corpus], out, "--data.init_args.batch_size", "3", *options)
+    assert exit_info.value.code == 1
+    err = capsys.readouterr().err
+    assert f"thunder predict: error: {bad}:{reason}" in err
+    assert "thunder predict: 2 written, 1 failed, of 3 documents" in err
+    assert set(written(out)) == {"a.txt", "c.txt"} and "010-1234-5678" not in (out / "a.txt").read_text()
+    (failure,) = [json.loads(line) for line in (out / "failed.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert failure["file"] == str(bad) and reason.split(": ", 1)[-1].strip() in failure["error"]
+    assert not (tmp_path / "config.yaml").exists()
+
+
+REFUSED = [  # (name, files to create, inputs, output dir, extra options, message fragment)
+    ("duplicate JSONL id", {"c/d.jsonl": '{"id": "x", "text": "가"}\n{"id": "x", "text": "나"}\n'}, ["c"], "out", [],
+     "c/d.jsonl:2: id 'x' repeats line 1"),
+    ("ids equal once made safe", {"c/d.jsonl": '{"id": "j/1", "text": "가"}\n{"id": "j_1", "text": "나"}\n'}, ["c"],
+     "out", [], "c/d.jsonl:2: would be written to out/d/j_1.txt, as c/d.jsonl:1 is"),
+    ("text file and JSONL record", {"c/d.jsonl": '{"id": "x", "text": "가"}\n', "c/d/x.txt": "나"}, ["c"], "out", [],
+     "would be written to out/d/x.txt"),
+    ("output names a directory's file", {"c/d": "가", "c/d.jsonl": '{"id": "x", "text": "나"}\n'}, ["c/d", "c/d.jsonl"],
+     "out", [], "needs out/d as a directory, but that is the output of c/d"),
+    ("output over an input", {"a/x.txt": "가", "x.txt": "나"}, ["a/x.txt", "x.txt"], ".", [],
+     "a/x.txt: its output a/x.txt is an input file"),
+    ("output dir is the input dir", {"c/x.txt": "가"}, ["c"], "c", [], "output_dir c is inside the input directory"),
+    ("output dir inside the input dir", {"c/x.txt": "가"}, ["c"], "c/out", [], "is inside the input directory"),
+    ("missing input", {}, ["nowhere"], "out", [], "nowhere: no such file or directory"),
+    ("no inputs", {}, [], "out", [], "no inputs: give files or directories"),
+    ("batch_size -1", {"c/x.txt": "가"}, ["c"], "out", ["--model.init_args.pipeline.batch_size", "-1"],
+     "batch_size must be a whole number of at least 1, got -1"),
+    ("batch_size 0", {"c/x.txt": "가"}, ["c"], "out", ["--model.init_args.pipeline.batch_size", "0"], "batch_size"),
+    ("max_length negative", {"c/x.txt": "가"}, ["c"], "out", ["--model.init_args.pipeline.max_length", "-5"],
+     "max_length"),
+    ("stride not below the window", {"c/x.txt": "가"}, ["c"], "out", ["--model.init_args.pipeline.stride", "600"],
+     "stride"),
+    ("threshold outside (0, 1)", {"c/x.txt": "가"}, ["c"], "out", ["--model.init_args.pipeline.threshold", "1.5"],
+     "threshold must lie strictly between 0 and 1"),
+    ("unknown operator", {"c/x.txt": "가"}, ["c"], "out", ["--model.init_args.pipeline.operator", "nosuch"],
+     "nosuch"),
+    ("unknown recognizer", {"c/x.txt": "가"}, ["c"], "out", ["--model.init_args.pipeline.recognizers", "[nosuch]"],
+     "unknown recognizer 'nosuch'"),
+    ("document batch_size 0", {"c/x.txt": "가"}, ["c"], "out", ["--data.init_args.batch_size", "0"],
+     "batch_size must be at least 1"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name, files, inputs, out, options, message", REFUSED, ids=[case[0] for case in REFUSED])
+def test_refused_before_any_work(
+    name: str, files: dict[str, str], inputs: list[str], out: str, options: list[str], message: str,
+    tmp_path: Path, monkeypatch, capsys,
+) -> None:  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text, encoding="utf-8")
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    with pytest.raises(SystemExit) as exit_info:
+        predict([Path(p) for p in inputs], Path(out), *options)
+    code = exit_info.value.code  # a message (exit 1), or 2 after the option parser printed it
+    line = code if isinstance(code, str) else capsys.readouterr().err.strip()
+    assert code not in (0, None) and line.startswith("thunder predict: error: ") and "\n" not in line, line
+    assert message in line
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before  # nothing written or changed
+
+
+def test_a_failing_batch_is_redone_document_by_document(corpus: Path, tmp_path: Path, capsys) -> None:
     import torch
     from test_deid import KeywordModel  # noqa: PLC0415  (shared fake model)
+
+    class Poisoned(torch.nn.Module):
+        """A forward pass over windows that hold the ``poison`` token fails."""
+
+        def __init__(self, inner: torch.nn.Module, poison: int) -> None:
+            super().__init__()
+            self.inner, self.poison = inner, poison
+
+        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+            if (input_ids == self.poison).any():
+                raise RuntimeError("poisoned window")
+            return self.inner(input_ids, attention_mask)
 
     from thunder.taxonomy import LabelSet, Taxonomy
     from thunder.tokenizer import ThunderTokenizer
 
+    (corpus / "doc4.txt").write_text("독약 문서", encoding="utf-8")
     tokenizer = ThunderTokenizer.train([p.read_text(encoding="utf-8") for p in corpus.glob("doc*.txt")], 300, 1)
     label_set = LabelSet(Taxonomy.load(), "category", "IO")
     positive = set(tokenizer.encode("문서").ids)
     model = KeywordModel(tokenizer.vocab_size, len(label_set), positive, label_set.inside_id("사건관계인특정정보"))
-    predictor = DeidPredictor(max_length=8, stride=2, window_batch_size=2)
-    predictor.deid = Deidentifier(model, tokenizer, label_set, max_length=8, stride=2, batch_size=2)
-    predictor.model = model
+    reference = Deidentifier(model, tokenizer, label_set, max_length=8, stride=2, batch_size=2)
+    expected = {p.name: reference(p.read_text(encoding="utf-8")).text for p in corpus.glob("doc*.txt")}
+    predictor = DeidPredictor(PipelineOptions(max_length=8, stride=2, batch_size=2))
+    poison = tokenizer.encode("독약").ids[0]
+    predictor.deid = Deidentifier(Poisoned(model, poison), tokenizer, label_set, max_length=8, stride=2, batch_size=2)
+    predictor.model = predictor.deid.model
     out = tmp_path / "out"
+    writer = DeidWriter(str(out), spans=False)
     trainer = Trainer(accelerator="cpu", devices=1, logger=False, enable_progress_bar=False,
-                      enable_model_summary=False, callbacks=[DeidWriter(str(out), spans=False)])  # fmt: skip
+                      enable_model_summary=False, callbacks=[writer])  # fmt: skip
+    inputs = [str(corpus / f"doc{i}.txt") for i in range(7)]
     with torch.inference_mode():
-        trainer.predict(predictor, CorpusDataModule([str(corpus / "doc1.txt")]), return_predictions=False)
-    text = (corpus / "doc1.txt").read_text(encoding="utf-8")
-    assert written(out) == {"doc1.txt": predictor.deid(text).text}
-    assert written(out)["doc1.txt"].startswith("A 1: 연락처 B로")
+        trainer.predict(predictor, CorpusDataModule(inputs, batch_size=3), return_predictions=False)
+    del expected["doc4.txt"]
+    assert written(out) == expected and written(out)["doc1.txt"].startswith("A 1: 연락처 B로")
+    assert (writer.written, writer.failed) == (6, 1)
+    assert f"{corpus / 'doc4.txt'}: not de-identified (RuntimeError: poisoned window)" in capsys.readouterr().err
     assert not list(out.rglob("*.spans.jsonl"))
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_interrupted_run_keeps_finished_documents_and_exits_130(
+    signum: int, corpus: Path, tmp_path: Path, monkeypatch, capsys, caplog
+) -> None:
+    (corpus / "doc3.txt").write_text("중단 문서 010-1111-2222", encoding="utf-8")
+    out = tmp_path / "out"
+    monkeypatch.chdir(tmp_path)
+    recognizers = f"[phone_number, email, {{class_path: test_prediction.FailOnMarker, init_args: {{signal: {int(signum)}}}}}]"
+    previous = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    with pytest.raises(SystemExit) as exit_info:
+        predict([corpus], out, "--data.init_args.batch_size", "1", "--model.init_args.pipeline.recognizers", recognizers)
+    assert exit_info.value.code == 130
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == previous
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1] == "interrupted: 3 of 9 documents written"
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err + caplog.text
+    assert sorted(written(out)) == ["doc0.txt", "doc1.txt", "doc2.txt"]
+    # the next run finishes the rest
+    predict([corpus], out, "--model.init_args.pipeline.recognizers", "[phone_number, email]")
+    assert written(out)["doc3.txt"] == "중단 문서 A" and len(written(out)) == 9
+    assert "thunder predict: 6 written, 3 already done, 0 failed, of 9 documents" in capsys.readouterr().err
 
 
 @pytest.mark.slow
 def test_thunder_predict_two_processes(corpus: Path, tmp_path: Path) -> None:
     """``thunder predict`` with the shipped config and a model, DDP over 2 CPU processes (gloo); a rerun skips
-    finished documents."""
+    finished documents; a failed document on either process makes the run exit 1."""
     from test_deid import write_tiny_export  # noqa: PLC0415  (shared tiny model)
 
     export = write_tiny_export(tmp_path / "export")
     deid = Deidentifier.from_pretrained(export, max_length=16, stride=4)
-    expected = {ref.output: deid(doc.text).text for ref in list_documents([corpus])
+    expected = {ref.output: deid(doc.text).text for ref in list_documents([corpus]).refs
                 if (doc := CorpusDataset([ref])[0]) is not None}  # fmt: skip
     assert len(expected) == 9
     out = tmp_path / "out"
     command = [
-        sys.executable, "-m", "thunder", "predict", "--config", str(REPO / "configs" / "predict.yaml"),
-        "--model.init_args.model", str(export), "--model.init_args.max_length", "16",
-        "--model.init_args.stride", "4", "--data.init_args.inputs", f"[{corpus}]", "--data.init_args.batch_size", "2",
-        "--data.init_args.num_workers", "1", "--trainer.accelerator", "cpu", "--trainer.devices", "2",
-        "--trainer.strategy", "ddp", "--trainer.enable_progress_bar", "false",
+        sys.executable, "-m", "thunder", "predict", "--config", str(CONFIG),
+        "--model.init_args.pipeline.model", str(export), "--model.init_args.pipeline.max_length", "16",
+        "--model.init_args.pipeline.stride", "4", "--data.init_args.inputs", f"[{corpus}]",
+        "--data.init_args.batch_size", "2", "--data.init_args.num_workers", "1", "--trainer.accelerator", "cpu",
+        "--trainer.devices", "2", "--trainer.strategy", "ddp", "--trainer.enable_progress_bar", "false",
         "--trainer.callbacks.init_args.output_dir", str(out),
     ]  # fmt: skip
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Starting with 2 processes" in done.stderr + done.stdout
-    assert written(out) == expected
+    assert written(out) == expected and not (tmp_path / "config.yaml").exists()
     (out / "doc2.txt").unlink()
     kept = {p: p.stat().st_mtime_ns for p in out.rglob("*.txt")}
+    (corpus / "sub" / "x.jsonl").open("a", encoding="utf-8").write('{"id": "bad", "text": 1}\n')
     done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert "x.jsonl:5: bad JSONL record ('text' is not a string)" in done.stderr
+    assert "thunder predict: 1 written, 8 already done, 1 failed, of 10 documents" in done.stderr
     assert written(out) == expected
     assert all(p.stat().st_mtime_ns == mtime for p, mtime in kept.items())

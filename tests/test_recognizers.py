@@ -6,14 +6,9 @@ import re
 
 import pytest
 
-from thunder.recognizers import (
-    RECOGNIZERS,
-    PatternRecognizer,
-    ResidentRegistrationNumber,
-    load_recognizers,
-    luhn_valid,
-    recognize,
-)
+from thunder.identifiers import resident_registration_number as rrn
+from thunder.identifiers.card_number import luhn_valid
+from thunder.recognizers import RECOGNIZERS, PatternRecognizer, load_recognizers, recognize
 
 
 def found(text: str, name: str | None = None) -> list[tuple[str, str, float]]:
@@ -44,8 +39,8 @@ def test_resident_registration_numbers(text: str, expected: str, score: float | 
 
 
 def test_rrn_check_digit() -> None:
-    assert ResidentRegistrationNumber.check_digit_valid("900101-1234568")
-    assert not ResidentRegistrationNumber.check_digit_valid("900101-1234567")
+    assert rrn.check_digit_valid("900101-1234568")
+    assert not rrn.check_digit_valid("900101-1234567")
 
 
 def test_rrn_requires_a_date_and_a_boundary() -> None:

@@ -131,7 +131,7 @@ def test_fsdp2_on_two_cpu_processes_resumes_and_matches_one_process(tmp_path: Pa
     import torch
     from transformers import AutoModelForTokenClassification
 
-    from thunder.models import is_sharded_checkpoint, read_pretrained
+    from thunder.checkpoint import is_sharded_checkpoint, read_pretrained
 
     phase1 = _launch("phase1", tmp_path / "sharded")
     checkpoint = tmp_path / "sharded" / "ckpt" / "last.ckpt"

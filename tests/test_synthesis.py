@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from thunder.annotation import AnnotatedDocument, iter_corpus, parse_annotated
-from thunder.mentions import BANK_ACCOUNT_FORMATS, DEMO_MENTIONS, GENERATORS, ListSource, MentionBank
+from thunder.identifiers.bank_account_number import BANK_ACCOUNT_FORMATS
+from thunder.mentions import DEMO_MENTIONS, GENERATORS, ListSource, MentionBank
 from thunder.particles import agrees, fix_particle
 from thunder.synthesis import SynthesisError, SynthesizedDocument, Synthesizer, leftovers, stable_seed
 from thunder.taxonomy import Taxonomy
@@ -41,6 +42,9 @@ def doc(raw: str, doc_id: str = "doc") -> AnnotatedDocument:
     return parse_annotated(raw, doc_id=doc_id)
 
 
+_NOTE = re.compile(r"^[ \t]*(?:\d+[ \t]*)?생략(?=[ \t]*\))")
+
+
 def check_structure(source: AnnotatedDocument, out: SynthesizedDocument) -> None:
     """Spans are ordered, non-empty and cover the mentions; text outside placeholders is kept (a leading
     particle may have been made to agree); no placeholder code is left where a placeholder was."""
@@ -51,10 +55,11 @@ def check_structure(source: AnnotatedDocument, out: SynthesizedDocument) -> None
         mention = out.text[span.start : span.end]
         assert mention.strip() == mention
         original, written = source.text[prev_in : p.start], out.text[prev_out : span.start]
+        original = _NOTE.sub("", original, count=1) if prev_in else original  # "… 1 생략)" goes with its placeholder
         previous = out.text[: prev_out]
         assert written == original or written == fix_particle(previous, original), (original, written)
         prev_in, prev_out = p.end, span.end
-    original, written = source.text[prev_in:], out.text[prev_out:]
+    original, written = _NOTE.sub("", source.text[prev_in:], count=1), out.text[prev_out:]
     assert written == original or written == fix_particle(out.text[:prev_out], original)
     assert "<<<" not in out.text and ">>>" not in out.text
 

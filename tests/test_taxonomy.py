@@ -10,7 +10,6 @@ import yaml
 
 from thunder.annotation import iter_corpus, read_source, scan_tags
 from thunder.taxonomy import (
-    GENERATORS,
     EntityInfo,
     LabelSet,
     LabelSetMismatch,
@@ -77,7 +76,7 @@ def test_yaml_and_json_files_load_alike(tmp_path: Path, small: Taxonomy) -> None
     "patch, message",
     [
         ({"categories": {"A": {"B": {"x": {"tier1": "secret"}}}}}, "categories.A.B.x: tier1 must be one of"),
-        ({"categories": {"A": {"B": {"x": {"source": "generator:dog_name"}}}}}, "source must be 'list' or one of"),
+        ({"categories": {"A": {"B": {"x": {"source": "generator:dog name"}}}}}, "source must be 'list' or 'generator:"),
         ({"categories": {"A": {"B": {"x": {"colour": 1}}}}}, "categories.A.B.x: unknown keys ['colour']"),
         ({"categories": {"A": {"B": {"x": None}}, "C": {"": {"x": None}}}}, "label 'x' is defined twice"),
         ({"categories": {"A": {"B": {"x": None}}}, "aliases": {"y": "z"}}, "alias 'y' points at 'z'"),
@@ -164,8 +163,11 @@ def test_default_taxonomy(default: Taxonomy) -> None:
     direct = {"내국인이름", "주민등록번호", "전화번호", "계좌번호", "신용카드번호", "이메일주소", "구아래주소", "차량번호", "아이디"}
     assert all(default.labels[name].tier1 == "direct" for name in direct)
     assert all(default.labels[name].tier1 == "quasi" for name in ("주식회사", "모텔", "은행", "지하철역"))
+    from thunder.mentions import GENERATORS
+
     generators = {label.source.split(":", 1)[1] for label in default.labels.values() if label.source != "list"}
-    assert generators == set(GENERATORS)
+    assert generators == set(GENERATORS)  # every generator is used, and every one used exists
+    assert [label.name for label in default.filled_by("phone_number")] == ["전화번호"]
     assert default.resolve("구이하주소").rule == "suffix:구이하주소->구아래주소"
     assert default.resolve("면").label.name == "행정면"
     assert default.category_tier1("사업체") == "quasi" and default.category_tier1("사건관계인특정정보") == "direct"

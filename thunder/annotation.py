@@ -9,14 +9,15 @@ Accepted forms (all seen in the SNU Thunder-DeID corpus):
   taxonomy maps it to a label.
 * content that is a letter code (``F``, ``RA``), a code with a word (``E모텔``, ``E은행``), the tag itself
   (``<<<은행>>>은행<<</은행>>>``, ``<주소>``), a masked value (``김○○``), or a redaction note
-  (``계좌번호 1 생략``). Surrounding whitespace and one pair of quotes (``'C'``, ``‘C'``) stay in the text but
-  outside the placeholder span.
+  (``계좌번호 1 생략``). Surrounding whitespace, invisible characters (zero-width space, ...) and one pair of quotes
+  (``'C'``, ``‘C'``) stay in the text but outside the placeholder span.
 * repairs of unambiguous slips: an extra ``>`` after a tag (``<<<동>>>>E``, ``<<</번호>>>>버스``), an opening tag written
-  twice (``<<<X>>><<<X>>>B<<</X>>>``), and complete two-bracket tags (``<<면>>00<</면>>``).
+  twice (``<<<X>>><<<X>>>B<<</X>>>``, whitespace between the two kept), and two-bracket tags (``<<면>>00<</면>>``).
 
 Everything else is an :class:`AnnotationError` naming file, line and column: an unclosed tag (tags close on
-the line they open), a mismatched or stray closing tag, nested tags, empty content or tag name, stray ``<<<`` /
-``>>>``, bytes that are not UTF-8, an empty file. No tag is ever dropped.
+the line they open), a mismatched or stray closing tag, nested tags, content of only whitespace, quotes or invisible
+characters, an empty tag name, any other run of two or more brackets (``<<``, ``>>>``, an incomplete two-bracket tag),
+bytes that are not UTF-8, an empty file. No tag is ever dropped. Parsing is one pass over the bracket runs (linear).
 """
 
 from __future__ import annotations
@@ -25,15 +26,16 @@ import bisect
 import json
 import logging
 import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator, NamedTuple
 
 logger = logging.getLogger(__name__)
 
-_TAG = re.compile(r"<<<(/?)([^<>\n]*)>>>>*")  # extra ">" after a tag are a slip, dropped with it
-_TAG2 = re.compile(r"(?<!<)<<(?![</])([^<>\n]+)>>(?!>)([^<>\n]+?)<</\1>>(?!>)")
-_STRAY = re.compile(r"<<<|>>>")
+# every run of two or more brackets: a tag (``<<<name>>>``, ``<<</name>>>``, two-bracket ``<<name>>``, extra ``>``
+# after a tag dropped with it) or a stray run that is an error
+_MARKUP = re.compile(r"(<{2,})(/?)([^<>\n]*)(>{2,})|<{2,}|>{2,}")
 _QUOTES = "'\"‘’“”`"
 _CODE = re.compile(r"[A-Z]{1,3}")
 _CODE_WORD = re.compile(r"([A-Z]{1,3})(\S+)")
@@ -93,99 +95,124 @@ def entity_key(content: str, tag: str) -> str:
     return content
 
 
+def _blank(char: str) -> bool:
+    """Whitespace or an invisible format character (zero-width space, joiners, BOM, ...)."""
+    return char.isspace() or unicodedata.category(char) == "Cf"
+
+
+def _visible(text: str) -> bool:
+    """Whether ``text`` holds a character that is not whitespace, invisible or a quote."""
+    for char in text:
+        if char not in _QUOTES and not _blank(char):
+            return True
+    return False
+
+
 def _core(content: str) -> tuple[int, int]:
-    """Span of the identifier inside tag content: without surrounding whitespace and one pair of quotes."""
+    """Span of the identifier inside tag content: without surrounding whitespace, invisible characters and one
+    pair of quotes."""
     start, end = 0, len(content)
-    while start < end and content[start].isspace():
-        start += 1
-    while end > start and content[end - 1].isspace():
-        end -= 1
-    if end - start >= 3 and content[start] in _QUOTES and content[end - 1] in _QUOTES:
+
+    def strip() -> None:
+        nonlocal start, end
+        while start < end and _blank(content[start]):
+            start += 1
+        while end > start and _blank(content[end - 1]):
+            end -= 1
+
+    strip()
+    if end - start >= 2 and content[start] in _QUOTES and content[end - 1] in _QUOTES:
         start, end = start + 1, end - 1
+        strip()
     return start, end
 
 
+class _Tag(NamedTuple):
+    """A tag as written: ``<<<name>>>``, ``<<</name>>>`` or the two-bracket ``<<name>>`` / ``<</name>>``."""
+
+    offset: int
+    name: str
+    brackets: int
+    closing: bool
+
+    def __str__(self) -> str:
+        return "<" * self.brackets + "/" * self.closing + self.name + ">" * self.brackets
+
+
+def _tag(mark: re.Match[str], error: Callable[[int, str], AnnotationError], opened: _Tag | None) -> _Tag:
+    """The tag a markup match stands for; raises on a stray or malformed bracket run."""
+    less, slash, name, greater = mark.groups()
+    if less is None:
+        where = f"inside {opened}" if opened is not None else "that is not part of a tag"
+        raise error(mark.start(), f"stray {mark.group()!r} {where}")
+    if len(less) > 3:
+        raise error(mark.start() + len(less) - 4, f"malformed tag {mark.group()!r}: too many '<'")
+    brackets = len(less)
+    if len(greater) < brackets or (brackets == 2 and len(greater) > 2):
+        raise error(mark.start(), f"malformed tag {mark.group()!r}: {brackets} '<' but {len(greater)} '>'")
+    if not _visible(name):
+        raise error(mark.start(), "empty tag name")
+    return _Tag(mark.start(), name, brackets, bool(slash))
+
+
 def parse_annotated(raw: str, source: str = "<string>", doc_id: str | None = None) -> AnnotatedDocument:
-    """Parse annotated text; raises :class:`AnnotationError` (``source:line:column``) on malformed markup."""
+    """Parse annotated text; raises :class:`AnnotationError` (``source:line:column``) on malformed markup.
+
+    One pass over the bracket runs of ``raw`` (linear time)."""
     where = _Positions(raw)
 
     def error(offset: int, reason: str) -> AnnotationError:
-        line, column = where(offset)
-        return AnnotationError(source, line, column, reason)
+        return AnnotationError(source, *where(offset), reason)
+
+    def unclosed(tag: _Tag) -> AnnotationError:
+        return error(tag.offset, f"unclosed tag {tag} (tags close on the line they open)")
 
     if not raw.strip():
         raise AnnotationError(source, 1, 1, "empty document")
-    parts: list[str] = []
-    length = 0  # characters of text emitted so far
+    parts: list[str] = []  # text so far
+    length = 0  # characters of text so far
     placeholders: list[Placeholder] = []
     cursor = 0  # raw offset up to which the source has been consumed
-    opened: re.Match[str] | None = None
+    opened: _Tag | None = None
+    content: list[str] = []  # content of the open tag so far
+    blank = True  # whether that content is only whitespace
 
-    def emit_outside(end: int) -> None:
-        nonlocal length
-        segment = raw[cursor:end]
-        stray = _STRAY.search(segment)
-        if stray:
-            raise error(cursor + stray.start(), f"stray {stray.group()!r} that is not part of a tag")
-        parts.append(segment)
-        length += len(segment)
-
-    def emit_placeholder(tag: str, content: str, tag_offset: int) -> None:
-        nonlocal length
-        start, end = _core(content)
-        if start == end:
-            raise error(tag_offset, f"empty placeholder <<<{tag}>>>")
-        line, column = where(tag_offset)
-        entity = entity_key(content[start:end], tag)
-        placeholders.append(Placeholder(length + start, length + end, tag, entity, line, column))
-        parts.append(content)
-        length += len(content)
-
-    two_bracket = _TAG2.search(raw)  # next complete two-bracket tag, searched again only once passed
-    while True:
-        match = _TAG.search(raw, cursor)
-        if two_bracket is not None and two_bracket.start() < cursor:
-            two_bracket = _TAG2.search(raw, cursor)
-        two = two_bracket if opened is None else None
-        if two is not None and (match is None or two.start() < match.start()):
-            emit_outside(two.start())
-            emit_placeholder(two.group(1), two.group(2), two.start())
-            cursor = two.end()
-            continue
-        if opened is not None:
-            end = match.start() if match is not None else len(raw)
-            newline = raw.find("\n", cursor, end)
-            if newline != -1 or match is None:
-                raise error(opened.start(), f"unclosed tag <<<{opened.group(2)}>>> (tags close on the line they open)")
-        if match is None:
-            emit_outside(len(raw))
-            break
-        closing, name = match.group(1) == "/", match.group(2)
-        if match.start() > 0 and raw[match.start() - 1] == "<":
-            raise error(match.start() - 1, f"malformed tag {('<' + match.group())!r}: too many '<'")
-        if not name.strip():
-            raise error(match.start(), "empty tag name")
-        if not closing:
-            if opened is not None:
-                if name == opened.group(2) and not raw[cursor : match.start()].strip():
-                    cursor = match.end()  # the same opening tag written twice
-                    continue
-                line, column = where(opened.start())
-                raise error(match.start(), f"nested tag <<<{name}>>> inside <<<{opened.group(2)}>>> opened at {line}:{column}")
-            emit_outside(match.start())
-            opened, cursor = match, match.end()
-            continue
+    for mark in _MARKUP.finditer(raw):
+        between = raw[cursor : mark.start()]
+        if opened is not None and "\n" in between:
+            raise unclosed(opened)
+        tag = _tag(mark, error, opened)
+        cursor = mark.end()
         if opened is None:
-            raise error(match.start(), f"closing tag <<</{name}>>> without an opening tag")
-        if name.strip() != opened.group(2).strip():
-            line, column = where(opened.start())
-            raise error(match.start(), f"closing tag <<</{name}>>> does not match <<<{opened.group(2)}>>> opened at {line}:{column}")
-        content = raw[cursor : match.start()]
-        stray = re.search(r"<<|>>", content)
-        if stray:
-            raise error(cursor + stray.start(), f"stray {stray.group()!r} inside <<<{name}>>>")
-        emit_placeholder(opened.group(2), content, opened.start())
-        opened, cursor = None, match.end()
+            if tag.closing:
+                raise error(tag.offset, f"closing tag {tag} without an opening tag")
+            parts.append(between)
+            length += len(between)
+            opened, content, blank = tag, [], True
+            continue
+        content.append(between)
+        blank = blank and not between.strip()
+        if not tag.closing:
+            if (tag.name, tag.brackets) == (opened.name, opened.brackets) and blank:
+                continue  # the same opening tag written twice: dropped, the whitespace around it kept
+            line, column = where(opened.offset)
+            raise error(tag.offset, f"nested tag {tag} inside {opened} opened at {line}:{column}")
+        if tag.name.strip() != opened.name.strip() or tag.brackets != opened.brackets:
+            line, column = where(opened.offset)
+            raise error(tag.offset, f"closing tag {tag} does not match {opened} opened at {line}:{column}")
+        text = "".join(content)
+        start, end = _core(text)
+        if not _visible(text[start:end]):
+            raise error(opened.offset, f"empty placeholder {opened} (only whitespace, quotes or invisible characters)")
+        line, column = where(opened.offset)
+        entity = entity_key(text[start:end], opened.name)
+        placeholders.append(Placeholder(length + start, length + end, opened.name, entity, line, column))
+        parts.append(text)
+        length += len(text)
+        opened = None
+    if opened is not None:
+        raise unclosed(opened)
+    parts.append(raw[cursor:])
     return AnnotatedDocument(doc_id if doc_id is not None else source, "".join(parts), tuple(placeholders), source=source)
 
 
@@ -193,9 +220,13 @@ def scan_tags(raw: str) -> list[tuple[str, int, int]]:
     """Every opening tag as ``(tag, line, column)``, whatever the structure around it: lets a caller check the
     tags of a document that does not parse."""
     where = _Positions(raw)
-    found = [(m.start(), m.group(2)) for m in _TAG.finditer(raw) if not m.group(1) and m.group(2).strip()]
-    found += [(m.start(), m.group(1)) for m in _TAG2.finditer(raw)]
-    return [(tag, *where(offset)) for offset, tag in sorted(found)]
+    found = []
+    for mark in _MARKUP.finditer(raw):
+        less, slash, name, greater = mark.groups()
+        if less is None or slash or not _visible(name) or len(greater) < min(len(less), 3):
+            continue
+        found.append((name, *where(mark.start() + max(len(less) - 3, 0))))
+    return found
 
 
 def read_source(source: str) -> str | None:

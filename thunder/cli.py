@@ -8,9 +8,12 @@ exposed through jsonargparse; their modules are imported only when the subcomman
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
+import logging
 import sys
 import typing
+import warnings
 from typing import Callable
 
 from lightning.pytorch.cli import LightningCLI
@@ -24,7 +27,10 @@ EXTRA_COMMANDS: dict[str, str | dict[str, str]] = {
     "export": "thunder.commands.export:export_command",
     "tokenizer": {"train": "thunder.commands.tokenizer:train_command"},
     "taxonomy": {"check": "thunder.commands.taxonomy:check_command", "show": "thunder.commands.taxonomy:show_command"},
-    "data": {"preview": "thunder.commands.data:preview_command"},
+    "data": {"preview": "thunder.commands.data:preview_command", "prepare": "thunder.commands.prepare:prepare_command"},
+    "import": "thunder.commands.import_release:import_command",
+    "serve": "thunder.commands.serve:serve_command",
+    "reidentify": "thunder.commands.reidentify:reidentify_command",
 }
 
 EXTRA_HELP = {
@@ -33,7 +39,10 @@ EXTRA_HELP = {
     "export": "Convert a checkpoint to a Hugging Face model directory.",
     "tokenizer": "Train a Mecab-ko + BPE tokenizer (thunder tokenizer train ...).",
     "taxonomy": "Inspect the PII taxonomy (thunder taxonomy show|check ...).",
-    "data": "Preview synthesized training documents (thunder data preview --config X).",
+    "data": "Preview synthesized training documents or prepare pretraining shards (thunder data preview|prepare).",
+    "import": "Convert a published SNU Thunder-DeID model into a Thunder model directory.",
+    "serve": "HTTP de-identification service and review page (thunder serve --model M --port 8000).",
+    "reidentify": "Restore original texts with an encrypted mapping file and its key (authorised staff).",
 }
 
 
@@ -42,12 +51,45 @@ class ThunderCLI(LightningCLI):
 
     def __init__(self, args: list[str] | None = None, **kwargs) -> None:
         kwargs.setdefault("save_config_kwargs", {"overwrite": True})
-        super().__init__(
-            subclass_mode_model=True,
-            subclass_mode_data=True,
-            args=args,
-            **kwargs,
-        )
+        # `main` always passes the arguments; the seed is in the run's config.yaml: neither needs a line of output
+        warnings.filterwarnings("ignore", message="LightningCLI's args parameter is intended")
+        logging.getLogger("lightning.fabric.utilities.seed").setLevel(logging.WARNING)
+        try:
+            super().__init__(
+                subclass_mode_model=True,
+                subclass_mode_data=True,
+                args=args,
+                **kwargs,
+            )
+        except BaseException as error:
+            if getattr(self, "subcommand", None) != "predict":
+                raise
+            from thunder.prediction import exit_status  # failed documents, refused inputs, Ctrl-C: exit codes
+
+            raise SystemExit(exit_status(getattr(self, "trainer", None), error)) from None
+        if self.subcommand == "predict":
+            from thunder.prediction import exit_status
+
+            if status := exit_status(self.trainer):
+                raise SystemExit(status)
+
+    def before_instantiate_classes(self) -> None:
+        if self.subcommand == "predict":  # predict writes its outputs only: no config.yaml in the current directory
+            self.save_config_callback = None
+
+    def instantiate_classes(self) -> None:
+        """Build data, model and trainer; a bad input (a missing path, an unknown backbone, a value out of range)
+        ends the command with one line and exit code 2, before the Trainer creates any directory."""
+        try:
+            super().instantiate_classes()
+        except (OSError, ValueError, LookupError) as error:
+            cause: BaseException = error
+            while cause.__cause__ is not None:  # jsonargparse wraps what the class raised
+                cause = cause.__cause__
+            if not isinstance(cause, (OSError, ValueError, LookupError)):
+                raise
+            sys.stderr.write(f"thunder {self.subcommand}: error: {cause}\n")
+            raise SystemExit(2) from None
 
 
 def _resolve(target: str) -> Callable:
@@ -68,7 +110,9 @@ def _print_help() -> None:
 def _run_function(function: Callable, args: list[str], prog: str) -> None:
     """Parse ``args`` against ``function``'s signature and call it (its own ``config`` parameter included).
 
-    A parameter named ``inputs`` is positional (``thunder deid --model M a.txt b/``); all others are options.
+    A parameter named ``inputs`` is positional (``thunder deid --model M a.txt b/``); a parameter typed with a
+    dataclass (an option group shared by several commands, e.g. :class:`thunder.deid.PipelineOptions`) gives its
+    fields as top-level options; all others are options.
     """
     import inspect
 
@@ -78,13 +122,21 @@ def _run_function(function: Callable, args: list[str], prog: str) -> None:
     positional = {"inputs"} & set(inspect.signature(function).parameters)
     if positional:
         parser.add_argument("inputs", nargs="*", default=[], help="input files or directories (default: stdin)")
-    parser.add_function_arguments(function, as_positional=False, skip=positional)
-    flags = {name for name, hint in typing.get_type_hints(function).items() if hint is bool}
-    namespace = parser.parse_args(_normalise_options(args, flags))
+    hints = typing.get_type_hints(function)
+    hints.pop("return", None)
+    groups = {name: hint for name, hint in hints.items() if dataclasses.is_dataclass(hint)}
+    parser.add_function_arguments(function, as_positional=False, skip=positional | set(groups))
+    for group in groups.values():
+        parser.add_class_arguments(group, nested_key=None)
+    flags = {name for name, hint in hints.items() if hint is bool}
+    flags |= {f.name for group in groups.values() for f in dataclasses.fields(group) if f.type in (bool, "bool")}
+    values = parser.parse_args(_normalise_options(args, flags)).as_dict()
+    for name, group in groups.items():
+        values[name] = group(**{f.name: values.pop(f.name) for f in dataclasses.fields(group) if f.name in values})
     try:
-        function(**namespace.as_dict())
+        function(**values)
     except (OSError, ValueError, LookupError) as error:  # bad input: a message naming it, not a traceback
-        raise SystemExit(f"{prog}: error: {error}") from error
+        raise SystemExit(f"{prog}: error: {error}") from None
 
 
 def _normalise_options(args: list[str], flags: set[str]) -> list[str]:

@@ -40,10 +40,12 @@ from lightning.pytorch import LightningDataModule
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
 from thunder.annotation import AnnotatedDocument, iter_corpus
-from thunder.mentions import MentionBank
+from thunder.identifiers import CATALOGUE
+from thunder.mentions import MentionBank, MentionSource, load_generators
+from thunder.names import ShapeNoise
 from thunder.synthesis import EntitySpan, SynthesizedDocument, Synthesizer, stable_seed
 from thunder.taxonomy import GRANULARITIES, SCHEMES, LabelSet, Taxonomy
-from thunder.tokenizer import Encoding, ThunderTokenizer, morpheme_pieces, window_ranges
+from thunder.tokenizer import THUNDER_CONFIG, Encoding, ThunderTokenizer, check_windows, morpheme_pieces, window_ranges
 
 IGNORE_INDEX = -100
 RESOURCES = Path(__file__).resolve().parent / "resources"
@@ -52,6 +54,7 @@ DEMO_MENTIONS = RESOURCES / "demo" / "mentions"
 DEMO_TOKENIZER = RESOURCES / "demo" / "tokenizer"
 REPLACEMENTS = ("per_epoch", "single")
 SPLITS = ("train", "val", "test")
+TEST_MENTIONS = ("seen", "unseen", "both")
 
 Example = dict[str, list[int]]  # "input_ids" and "labels" of one window / one masked document, no padding
 
@@ -332,6 +335,12 @@ class ResumableDataLoader(DataLoader):
         self._resume = (epoch, batches)
 
 
+def loader_generator(seed: int) -> torch.Generator:
+    """A loader's own generator for its worker seeds: starting an iteration then draws nothing from the global
+    generator, which only dropout uses, so a run resumed with the same random state continues it exactly."""
+    return torch.Generator().manual_seed(stable_seed("loader", seed) % 2**63)
+
+
 def _distributed_context(module: LightningDataModule) -> tuple[int, int]:
     """``(replicas, rank)`` of data parallelism under the attached trainer (FSDP/DDP/model-parallel), ``(1, 0)``."""
     trainer = module.trainer
@@ -393,25 +402,36 @@ def read_corpus(dirs: Sequence[str | Path]) -> list[AnnotatedDocument]:
     return documents
 
 
+def _check_mention_options(holdout: float, random_share: float) -> tuple[float, float]:
+    if not 0 <= holdout < 1:
+        raise ValueError(f"mention_holdout must be in [0, 1), got {holdout}")
+    if not 0 <= random_share <= 1:
+        raise ValueError(f"random_mentions must be in [0, 1], got {random_share}")
+    return float(holdout), float(random_share)
+
+
 def _check_choice(name: str, value: str, choices: Sequence[str]) -> None:
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
-
-
-def _check_windows(max_length: int, stride: int) -> None:
-    if max_length < 3:
-        raise ValueError(f"max_length must be at least 3 ([CLS] + 1 token + [SEP]), got {max_length}")
-    if not 0 <= stride < max_length - 2:
-        raise ValueError(
-            f"stride (tokens shared by consecutive windows) must be >= 0 and < max_length - 2 = {max_length - 2},"
-            f" got stride={stride}"
-        )
 
 
 def _check_positive(**values: int) -> None:
     for name, value in values.items():
         if value < 1:
             raise ValueError(f"{name} must be at least 1, got {value}")
+
+
+def _check_inputs(tokenizer: str, **paths: str | Sequence[str] | None) -> None:
+    """Missing inputs fail when the data module is built, before a Trainer creates any directory."""
+    for name, value in paths.items():
+        for path in [value] if isinstance(value, str) else value or ():
+            if not Path(path).exists():
+                raise FileNotFoundError(f"{name} not found: {path}")
+    if not (Path(tokenizer) / THUNDER_CONFIG).is_file():
+        raise FileNotFoundError(
+            f"tokenizer not found: {tokenizer} is not a Thunder tokenizer directory (no {THUNDER_CONFIG};"
+            " write one with `thunder tokenizer train`)"
+        )
 
 
 class _SynthesisMixin:
@@ -421,14 +441,28 @@ class _SynthesisMixin:
     alias_files: list[str] | None
     mention_dirs: list[str]
     tokenizer_path: str
+    generators: dict[str, MentionSource] | None = None  # per-label generators replacing the taxonomy's sources
+    mention_holdout: float = 0.0  # share of every mention list held back from training (by entity)
+    random_mentions: float = 0.0  # share of training mentions replaced by random strings of their shape
+    split_seed: int = 0
 
     def _load_taxonomy(self) -> Taxonomy:
         return Taxonomy.load(self.taxonomy_path, alias_files=self.alias_files or ())
 
-    def _synthesizer(self, seed: int, replacement: str) -> Synthesizer:
-        if getattr(self, "_mention_bank", None) is None:
-            self._mention_bank = MentionBank.from_dirs(self.taxonomy, self.mention_dirs)
-        return Synthesizer(self.taxonomy, self._mention_bank, seed=seed, replacement=replacement)
+    def _synthesizer(self, seed: int, replacement: str, part: str = "train", noise: bool = False) -> Synthesizer:
+        """A synthesizer over one part of the mention lists (``train`` or ``heldout``), with random-shape
+        mentions (``noise``) for training."""
+        banks = self.__dict__.setdefault("_mention_banks", {})
+        key = (part, noise)
+        if key not in banks:
+            bank = MentionBank.from_dirs(
+                self.taxonomy, self.mention_dirs, generators=self.generators, holdout=self.mention_holdout,
+                part=part, holdout_seed=self.split_seed,
+            )  # fmt: skip
+            if noise and self.random_mentions > 0:
+                bank = with_random_mentions(bank, self.random_mentions)
+            banks[key] = bank
+        return Synthesizer(self.taxonomy, banks[key], seed=seed, replacement=replacement)
 
     @property
     def tokenizer(self) -> ThunderTokenizer:
@@ -441,6 +475,20 @@ class _SynthesisMixin:
                 )
             self._tokenizer = ThunderTokenizer.from_pretrained(self.tokenizer_path)
         return self._tokenizer
+
+
+def with_random_mentions(bank: MentionBank, share: float) -> MentionBank:
+    """``bank`` with ``share`` of the mentions of every label replaced by random strings of their shape
+    (:class:`thunder.names.ShapeNoise`), except structured identifiers (their shape is their pattern)."""
+    if not 0 <= share <= 1:
+        raise ValueError(f"random_mentions must be in [0, 1], got {share}")
+    structured = {f"generator:{name}" for name in CATALOGUE}
+    labels = bank.taxonomy.labels if bank.taxonomy is not None else {}
+    sources = {
+        name: source if name in labels and labels[name].source in structured else ShapeNoise(source, share, name)
+        for name, source in bank.sources.items()
+    }
+    return MentionBank(sources, bank.taxonomy, bank.missing)
 
 
 # ----------------------------------------------------------------------------------------------- DeIdDataModule
@@ -457,6 +505,8 @@ class DeIdDataModule(_SynthesisMixin, LightningDataModule):
             ``[DIR/mentions, DIR/mentions-llm]``.
         taxonomy: Taxonomy file; None: the packaged default.
         alias_files: Extra raw-tag alias files (e.g. ``DIR/tag_aliases.json``) for the taxonomy.
+        generators: Per-label mention generators replacing the taxonomy's source, ``{label: {class_path,
+            init_args}}`` (a class with ``sample(rng, context) -> str``) or ``{label: name}`` of a built-in one.
         granularity: Entity types to predict: ``binary`` (identifier or not), ``category`` or ``label``.
         scheme: Tagging scheme, ``IO`` or ``BIO``.
         max_length: Tokens per window including ``[CLS]`` and ``[SEP]``.
@@ -466,7 +516,15 @@ class DeIdDataModule(_SynthesisMixin, LightningDataModule):
         seed: Seed of synthesis and of the training order.
         replacement: ``per_epoch`` re-samples every mention every epoch; ``single`` keeps the epoch-0 mentions.
         split: Train/val/test fractions of ``data_dir`` by document, stratified by case type.
-        split_seed: Seed of the split (kept apart from ``seed`` so runs with different seeds share a test set).
+        split_seed: Seed of the split (kept apart from ``seed`` so runs with different seeds share a test set), and
+            of the mention holdout.
+        mention_holdout: Share of every mention list held back from training, by entity (a stable hash of its
+            text): training and validation draw only from the rest; the ``unseen`` test set only from the held-back
+            share, with person names from a generator family training never uses (``PersonNames("unseen")``).
+        test_mentions: Test sets: ``seen`` (mentions as in training), ``unseen`` or ``both`` (two test dataloaders,
+            logged as ``test/seen/...`` and ``test/unseen/...``); default ``both`` with a holdout, else ``seen``.
+        random_mentions: Share of training mentions replaced by random strings of their shape (structured
+            identifiers excepted), so that the context is the only cue.
         train_dirs: Explicit training directories (replace the train share of ``data_dir``).
         val_dirs: Explicit validation directories (replace the val share of ``data_dir``).
         test_dirs: Explicit test directories: any directory of annotated judgments can be a test set.
@@ -481,6 +539,7 @@ class DeIdDataModule(_SynthesisMixin, LightningDataModule):
         mention_dirs: list[str] | None = None,
         taxonomy: str | None = None,
         alias_files: list[str] | None = None,
+        generators: dict[str, Any] | None = None,
         granularity: Literal["binary", "category", "label"] = "label",
         scheme: Literal["IO", "BIO"] = "IO",
         max_length: int = 512,
@@ -491,6 +550,9 @@ class DeIdDataModule(_SynthesisMixin, LightningDataModule):
         replacement: Literal["per_epoch", "single"] = "per_epoch",
         split: tuple[float, float, float] = (0.8, 0.1, 0.1),
         split_seed: int = 0,
+        mention_holdout: float = 0.0,
+        test_mentions: Literal["seen", "unseen", "both"] | None = None,
+        random_mentions: float = 0.0,
         train_dirs: list[str] | None = None,
         val_dirs: list[str] | None = None,
         test_dirs: list[str] | None = None,
@@ -498,10 +560,19 @@ class DeIdDataModule(_SynthesisMixin, LightningDataModule):
         pad_to_multiple_of: int | None = None,
     ) -> None:
         super().__init__()
+        self.mention_holdout, self.random_mentions = _check_mention_options(mention_holdout, random_mentions)
+        test_mentions = test_mentions or ("both" if mention_holdout > 0 else "seen")
+        _check_choice("test_mentions", test_mentions, TEST_MENTIONS)
+        if test_mentions != "seen" and mention_holdout == 0:
+            raise ValueError(f"test_mentions {test_mentions!r} needs mention_holdout > 0 (e.g. 0.1)")
+        # names of the test sets, in test dataloader order ("": one test set, logged as test/...)
+        self.test_sets = {"seen": ("",), "unseen": ("unseen",), "both": ("seen", "unseen")}[test_mentions]
+        if test_mentions == "seen" and mention_holdout > 0:
+            self.test_sets = ("seen",)
         _check_choice("granularity", granularity, GRANULARITIES)
         _check_choice("scheme", scheme, SCHEMES)
         _check_choice("replacement", replacement, REPLACEMENTS)
-        _check_windows(max_length, stride)
+        check_windows(max_length, stride)
         _check_positive(batch_size=batch_size, pad_to_multiple_of=pad_to_multiple_of or 1)
         if num_workers < 0:
             raise ValueError(f"num_workers must be >= 0, got {num_workers}")
@@ -518,7 +589,13 @@ class DeIdDataModule(_SynthesisMixin, LightningDataModule):
         self.explicit_dirs = {"train": train_dirs, "val": val_dirs, "test": test_dirs}
         self.group_by_length = group_by_length
         self.pad_to_multiple_of = pad_to_multiple_of
+        needs_data_dir = any(dirs is None for dirs in self.explicit_dirs.values())
+        _check_inputs(
+            self.tokenizer_path, data_dir=self.data_dir if needs_data_dir else None, mention_dirs=self.mention_dirs,
+            train_dirs=train_dirs, val_dirs=val_dirs, test_dirs=test_dirs,
+        )
         self.taxonomy = self._load_taxonomy()
+        self.generators = load_generators(generators or {}, self.taxonomy)
         self.label_set = LabelSet(self.taxonomy, granularity=granularity, scheme=scheme)
         self.datasets: dict[str, TokenClassificationDataset] = {}
 
@@ -542,8 +619,12 @@ class DeIdDataModule(_SynthesisMixin, LightningDataModule):
         """The synthesizer of a split: ``seed``/``replacement`` for training, fixed mentions for evaluation."""
         _check_choice("split", split, SPLITS)
         if split == "train":
-            return self._synthesizer(self.seed, self.replacement)
+            return self._synthesizer(self.seed, self.replacement, noise=True)
         return self._synthesizer(stable_seed("eval", self.seed) % 2**31, "single")
+
+    def unseen_synthesizer(self) -> Synthesizer:
+        """The synthesizer of the ``unseen`` test set: the held-back mentions and the unseen name family."""
+        return self._synthesizer(stable_seed("eval", self.seed) % 2**31, "single", part="heldout")
 
     def setup(self, stage: str | None = None) -> None:
         """Read the corpus and build the datasets (once)."""
@@ -562,6 +643,11 @@ class DeIdDataModule(_SynthesisMixin, LightningDataModule):
                 score_once=not training,
                 epoch=None if training else 0,
             )
+        if "unseen" in self.test_sets:
+            self.datasets["test_unseen"] = TokenClassificationDataset(
+                documents["test"], self.unseen_synthesizer(), self.tokenizer, self.label_set, self.max_length,
+                self.stride, score_once=True, epoch=0,
+            )  # fmt: skip
 
     def _collator(self) -> TokenCollator:
         return TokenCollator(self.tokenizer.pad_token_id, self.pad_to_multiple_of)
@@ -583,6 +669,7 @@ class DeIdDataModule(_SynthesisMixin, LightningDataModule):
             sampler=sampler,
             num_workers=self.num_workers,
             collate_fn=self._collator(),
+            generator=loader_generator(self.seed),
         )
 
     def _eval_dataloader(self, name: str) -> DataLoader | list:
@@ -590,14 +677,19 @@ class DeIdDataModule(_SynthesisMixin, LightningDataModule):
         if len(dataset) == 0:
             return []
         return DataLoader(
-            dataset, batch_size=self.batch_size, num_workers=self.num_workers, collate_fn=self._collator()
+            dataset, batch_size=self.batch_size, num_workers=self.num_workers, collate_fn=self._collator(),
+            generator=loader_generator(self.seed),
         )
 
     def val_dataloader(self) -> DataLoader | list:
         return self._eval_dataloader("val")
 
     def test_dataloader(self) -> DataLoader | list:
-        return self._eval_dataloader("test")
+        """One loader per test set, in :attr:`test_sets` order (a single one when there is one set)."""
+        loaders = [self._eval_dataloader("test_unseen" if name == "unseen" else "test") for name in self.test_sets]
+        if any(isinstance(loader, list) for loader in loaders):
+            return []
+        return loaders[0] if len(loaders) == 1 else loaders
 
     # -- checkpoints --------------------------------------------------------------------------------------------
 
@@ -608,6 +700,8 @@ class DeIdDataModule(_SynthesisMixin, LightningDataModule):
             "replacement": self.replacement,
             "split": list(self.split),
             "split_seed": self.split_seed,
+            "mention_holdout": self.mention_holdout,
+            "random_mentions": self.random_mentions,
             "label_set": self.label_set.to_dict(),
         }
 
@@ -616,7 +710,7 @@ class DeIdDataModule(_SynthesisMixin, LightningDataModule):
         if "label_set" in state_dict:
             self.label_set.check_compatible(state_dict["label_set"])
         current = self.state_dict()
-        keys = ("seed", "replacement", "split", "split_seed")
+        keys = ("seed", "replacement", "split", "split_seed", "mention_holdout", "random_mentions")
         changed = [key for key in keys if key in state_dict and state_dict[key] != current[key]]
         if changed:
             warnings.warn(
@@ -823,7 +917,13 @@ class MLMDataModule(_SynthesisMixin, LightningDataModule):
             :class:`DeIdDataModule` makes with the same values), so pretraining never reads held-out judgments;
             ``all``: every judgment.
         split: Train/val/test fractions used with ``judgments: train``.
-        split_seed: Seed of that split.
+        split_seed: Seed of that split (and of the mention holdout).
+        mention_holdout: Share of every mention list held back (as in :class:`DeIdDataModule`): pretraining draws
+            only from the rest, so the unseen test mentions stay unseen.
+        prepared_dir: Output of ``thunder data prepare`` (made with ``tokenizer``): train from its token shards
+            instead (``data_dir``, ``text_paths`` and the judgments are not read). Batches are then ``batch_size``
+            full blocks of ``max_length`` tokens, shuffled per epoch, distinct per rank and worker, resumable
+            mid-epoch (LitData ``StreamingDataLoader``); any ``max_length`` reuses the same shards (phase 2).
     """
 
     def __init__(
@@ -846,8 +946,11 @@ class MLMDataModule(_SynthesisMixin, LightningDataModule):
         judgments: Literal["train", "all"] = "train",
         split: tuple[float, float, float] = (0.8, 0.1, 0.1),
         split_seed: int = 0,
+        prepared_dir: str | None = None,
+        mention_holdout: float = 0.0,
     ) -> None:
         super().__init__()
+        self.mention_holdout, _ = _check_mention_options(mention_holdout, 0.0)
         _check_choice("replacement", replacement, REPLACEMENTS)
         _check_choice("judgments", judgments, ("train", "all"))
         _check_split(split)
@@ -860,7 +963,7 @@ class MLMDataModule(_SynthesisMixin, LightningDataModule):
             raise ValueError(f"mlm_probability must be in (0, 1), got {mlm_probability}")
         if not 0 <= val_fraction < 1:
             raise ValueError(f"val_fraction must be in [0, 1), got {val_fraction}")
-        if not use_judgments and not text_paths:
+        if not use_judgments and not text_paths and not prepared_dir:
             raise ValueError("nothing to train on: use_judgments is False and no text_paths are given")
         self.tokenizer_path = str(tokenizer) if tokenizer is not None else str(DEMO_TOKENIZER)
         self.data_dir = str(data_dir) if data_dir is not None else str(DEMO_CORPUS)
@@ -876,11 +979,21 @@ class MLMDataModule(_SynthesisMixin, LightningDataModule):
         self.seed, self.replacement = seed, replacement
         self.val_fraction = val_fraction
         self.judgments, self.split, self.split_seed = judgments, tuple(split), split_seed
-        self.datasets: dict[str, MLMDataset] = {}
+        self.prepared_dir = prepared_dir
+        judgments_read = use_judgments and prepared_dir is None
+        _check_inputs(
+            self.tokenizer_path, prepared_dir=prepared_dir, data_dir=self.data_dir if judgments_read else None,
+            mention_dirs=self.mention_dirs if judgments_read else None,
+            text_paths=self.text_paths if prepared_dir is None else None,
+        )
+        self.datasets: dict[str, Any] = {}
 
     def setup(self, stage: str | None = None) -> None:
         """Read judgments and text, hold out ``val_fraction`` and build the datasets (once)."""
         if self.datasets:
+            return
+        if self.prepared_dir is not None:
+            self._setup_prepared()
             return
         items: list[AnnotatedDocument | str] = []
         synthesizer = None
@@ -906,7 +1019,32 @@ class MLMDataModule(_SynthesisMixin, LightningDataModule):
         tok = self.tokenizer
         return PackingCollator(self.max_length, tok.cls_token_id, tok.sep_token_id, tok.pad_token_id)
 
-    def train_dataloader(self) -> ResumableDataLoader:
+    def _setup_prepared(self) -> None:
+        """Datasets over the prepared shards' ``train`` and (when present) ``val`` directories."""
+        from thunder.shards import MaskedBlocks, read_manifest
+
+        manifest = read_manifest(self.prepared_dir, self.tokenizer_path)
+        for name, shuffle in (("train", True), ("val", False)):
+            if manifest["tokens"].get(name):
+                self.datasets[name] = MaskedBlocks(
+                    Path(self.prepared_dir) / name, self.max_length, self.tokenizer, self.seed,
+                    self.mlm_probability, self.whole_morpheme, shuffle, masking_epoch=None if shuffle else 0,
+                )  # fmt: skip
+
+    def _prepared_loader(self, name: str) -> Any:
+        from litdata import StreamingDataLoader
+
+        from thunder.shards import collate_blocks
+
+        if name not in self.datasets:
+            return []
+        return StreamingDataLoader(
+            self.datasets[name], batch_size=self.batch_size, num_workers=self.num_workers, collate_fn=collate_blocks
+        )
+
+    def train_dataloader(self) -> Any:
+        if self.prepared_dir is not None:
+            return self._prepared_loader("train")
         world_size, rank = _distributed_context(self)
         dataset = self.datasets["train"]
         sampler = EpochSampler(dataset, num_replicas=world_size, rank=rank, seed=self.seed, batch_size=self.batch_size)
@@ -916,14 +1054,18 @@ class MLMDataModule(_SynthesisMixin, LightningDataModule):
             sampler=sampler,
             num_workers=self.num_workers,
             collate_fn=self._collator(),
+            generator=loader_generator(self.seed),
         )
 
     def val_dataloader(self) -> DataLoader | list:
+        if self.prepared_dir is not None:
+            return self._prepared_loader("val")
         dataset = self.datasets["val"]
         if len(dataset) == 0:
             return []
         return DataLoader(
-            dataset, batch_size=self.batch_size, num_workers=self.num_workers, collate_fn=self._collator()
+            dataset, batch_size=self.batch_size, num_workers=self.num_workers, collate_fn=self._collator(),
+            generator=loader_generator(self.seed),
         )
 
 

@@ -1,7 +1,8 @@
 """De-identification: text -> windows -> model -> spans ∪ recognizer spans -> entities -> operator -> particle fix.
 
-:class:`Deidentifier` is the Python API, :func:`deid_command` the ``thunder deid`` command, and
-:mod:`thunder.prediction` runs the same steps over a corpus with Lightning.
+:class:`Deidentifier` is the Python API (:class:`PipelineOptions` builds one from the options that ``thunder deid``,
+``thunder evaluate`` and ``thunder predict`` share), and :mod:`thunder.prediction` runs the same steps over a corpus
+with Lightning.
 
 Steps for one document:
 
@@ -17,7 +18,8 @@ Steps for one document:
    text (two or more characters; at a word boundary where it starts or ends with a Latin letter or digit) is
    replaced too, so a detected identifier never survives elsewhere in the document.
 5. Entities get placeholders A, B, ..., Z, AA, ... in order of first appearance, skipping capital letters that
-   occur in any detected text; the operator (:mod:`thunder.operators`) makes each mention's replacement and the
+   occur in any detected text and placeholders that already stand alone in the text (a partly de-identified
+   judgment); the operator chosen for the entity's label, category or tier 1 (:mod:`thunder.operators`) makes each mention's replacement and the
    particle after it is made to agree (``홍길동이`` -> ``A가``, ``김철수는`` -> ``L은``).
 
 Guarantees (tested): every character outside the replaced spans is kept, except a particle directly after a
@@ -33,11 +35,14 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
-from thunder.operators import Entity, Operator, entity_key, load_operator, placeholder_sequence
+from thunder.operators import Entity, OperatorChoice, OperatorSpec, entity_key, placeholder_sequence
 from thunder.particles import fix_particle, leading_particle
+from thunder.protected import load_protected, protect
 from thunder.recognizers import Recognizer, ScoredSpan, load_recognizers, recognize
+from thunder.taxonomy import TIER1, Taxonomy
+from thunder.tokenizer import check_windows
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,7 @@ _WORD = re.compile(r"\w")
 _ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
 _NON_SPACE = re.compile(r"\S")
 _FEW_KEYS = 32
+_STANDING_LETTERS = re.compile(r"(?<![A-Za-z0-9])[A-Z]{1,3}(?![A-Za-z0-9])")
 
 
 # ----------------------------------------------------------------------------------------------- span steps
@@ -192,12 +198,14 @@ def _propagate(text: str, spans: list[ScoredSpan]) -> list[ScoredSpan]:
 
 
 class Deidentifier:
-    """A trained token classifier plus recognizers and an operator: ``Deidentifier(...)(text) -> DeidResult``.
+    """A trained token classifier plus recognizers and operators: ``Deidentifier(...)(text) -> DeidResult``.
 
     ``model`` may be ``None`` (recognizers only). ``recognizers`` are names/paths/instances for
     :func:`thunder.recognizers.load_recognizers` (``None``: all built-in, ``[]``: none); ``operator`` is a name,
-    path or :class:`~thunder.operators.Operator`. ``batch_size`` counts windows per forward pass. A token is an
-    identifier when the model gives it ``1 - P(O) > threshold`` (:func:`thunder.models.entity_tags`).
+    path, ``{class_path, init_args}`` or :class:`~thunder.operators.Operator`, and ``operators`` maps a label,
+    category or tier 1 to another one (:class:`~thunder.operators.OperatorChoice`). ``batch_size`` counts windows
+    per forward pass. A token is an identifier when the model gives it ``1 - P(O) > threshold``
+    (:func:`thunder.models.entity_tags`). Options out of range raise ``ValueError`` before anything runs.
     """
 
     def __init__(
@@ -206,22 +214,31 @@ class Deidentifier:
         tokenizer: Any = None,
         label_set: Any = None,
         recognizers: Sequence[str | dict | Recognizer] | None = None,
-        operator: str | dict | Operator = "placeholder",
+        operator: OperatorSpec = "placeholder",
+        operators: Mapping[str, OperatorSpec] | None = None,
         max_length: int = 512,
         stride: int = 128,
         batch_size: int = 8,
         device: str | None = None,
         threshold: float = 0.5,
+        taxonomy: Taxonomy | None = None,
+        protected_words: bool | Sequence[str] | None = None,
     ) -> None:
         if model is not None and (tokenizer is None or label_set is None):
             raise ValueError("a model needs its tokenizer and label_set")
         from thunder.models import check_threshold
 
         check_threshold(threshold)
+        check_windows(max_length, stride)
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a whole number of at least 1, got {batch_size!r}")
         self.threshold = threshold
+        self.protected_words = load_protected(protected_words)  # model spans that are only one of these are dropped
         self.model, self.tokenizer, self.label_set = model, tokenizer, label_set
-        self.recognizers = load_recognizers(recognizers)
-        self.operator = load_operator(operator)
+        self.taxonomy: Taxonomy = label_set.taxonomy if label_set is not None else taxonomy or _default_taxonomy()
+        self.recognizers = load_recognizers(recognizers, taxonomy=self.taxonomy)  # labels from the taxonomy
+        self.operators = OperatorChoice(operator, operators, self.taxonomy)
+        self.operators.check(self.taxonomy.labels, self.taxonomy.categories, TIER1)
         self.max_length, self.stride, self.batch_size = max_length, stride, batch_size
         if model is not None:
             if device is not None:
@@ -229,11 +246,12 @@ class Deidentifier:
             model.eval()
 
     @classmethod
-    def from_pretrained(cls, path: str | Path, **options: Any) -> "Deidentifier":
-        """Load an export directory or a ``.ckpt`` (see :func:`thunder.export.load_exported`)."""
-        from thunder.export import load_exported
+    def from_pretrained(cls, path: str | Path, taxonomy: str | Path | None = None, **options: Any) -> "Deidentifier":
+        """Load an export directory or a ``.ckpt`` (see :func:`thunder.checkpoint.load_exported`); an explicit
+        ``taxonomy`` must be the one the model was trained with."""
+        from thunder.checkpoint import load_exported
 
-        model, tokenizer, label_set = load_exported(path)
+        model, tokenizer, label_set = load_exported(path, taxonomy)
         return cls(model, tokenizer, label_set, **options)
 
     def __call__(self, text: str) -> DeidResult:
@@ -305,17 +323,15 @@ class Deidentifier:
 
     def finish(self, text: str, prediction: TokenPredictions) -> DeidResult:
         """Spans of one document from its token predictions and the recognizers, then replacement."""
-        return self.apply(text, self.model_spans(text, prediction) + recognize(text, self.recognizers))
-
-    def _taxonomy(self) -> Any:
-        return self.label_set.taxonomy if self.label_set is not None else _default_taxonomy()
+        model = protect(text, self.model_spans(text, prediction), self.protected_words)
+        return self.apply(text, model + recognize(text, self.recognizers))
 
     def apply(self, text: str, spans: Iterable[ScoredSpan]) -> DeidResult:
         """Group ``spans`` into entities, assign placeholders, apply the operator and fix particles.
 
         Labels found in the taxonomy get its category and tier 1 (those of the taxonomy win over a recognizer's).
         """
-        labels = self._taxonomy().labels
+        labels = self.taxonomy.labels
         spans = [
             replace(s, category=labels[s.label].category, tier1=labels[s.label].tier1) if s.label in labels else s
             for s in (_trim(text, span) for span in spans if span.end > span.start)
@@ -326,7 +342,8 @@ class Deidentifier:
             return DeidResult(text, ())
         entities = self._entities(text, spans)
         mentions = [text[s.start : s.end] for s in spans]
-        replacements = [self.operator.replace(entities[entity_key(m)], m) for m in mentions]
+        owners = [entities[entity_key(m)] for m in mentions]
+        replacements = [self.operators(entity).replace(entity, m) for entity, m in zip(owners, mentions)]
         gap_starts = [0] + [s.end for s in spans]
         gaps = [text[a:b] for a, b in zip(gap_starts, [s.start for s in spans] + [len(text)])]
         fixed = [gaps[0]] + [_fix(rep, gap) for rep, gap in zip(replacements, gaps[1:])]
@@ -367,11 +384,13 @@ class Deidentifier:
             grouped.setdefault(entity_key(text[span.start : span.end]), []).append(span)
         used = {c for key in grouped for c in key}
         alphabet = "".join(c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in used) or "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-        letters = placeholder_sequence(alphabet)
+        standing = set(_STANDING_LETTERS.findall(text))  # placeholders of an earlier, partial de-identification
+        letters = (letter for letter in placeholder_sequence(alphabet) if letter not in standing)
         avoid = frozenset(grouped)
         entities = {}
         for key, members in grouped.items():  # dicts keep first-appearance order
             label = Counter(s.label for s in members).most_common(1)[0][0]
+            typical = next(s for s in members if s.label == label)
             entities[key] = Entity(
                 key=key,
                 placeholder=next(letters),
@@ -379,14 +398,62 @@ class Deidentifier:
                 mentions=tuple(text[s.start : s.end] for s in members),
                 contexts=tuple((text[max(0, s.start - 40) : s.start], text[s.end : s.end + 40]) for s in members),
                 avoid=avoid,
+                category=typical.category,
+                tier1=typical.tier1,
             )
         return entities
 
 
-@lru_cache(maxsize=1)
-def _default_taxonomy() -> Any:
-    from thunder.taxonomy import Taxonomy
+@dataclass
+class PipelineOptions:
+    """The de-identification options shared by ``thunder deid``, ``thunder evaluate`` and ``thunder predict``.
 
+    Args:
+        model: export directory or .ckpt of a trained Thunder model (None: the pattern recognizers alone).
+        taxonomy: taxonomy file the model must have been trained with (default: the one stored with the model);
+            without a model, the taxonomy the recognizers' labels are looked up in (default: the packaged one).
+        recognizers: pattern recognizers by name, module.Class path or {class_path, init_args} (default: all
+            built-in; [] for none).
+        operator: how an entity is replaced: placeholder (A, B, ...), tag ([label]), mask (***), surrogate, a
+            module.Class path or {class_path, init_args}.
+        operators: another operator per label, category or tier 1 (direct / quasi), e.g.
+            {"주소": "mask", "direct": "placeholder"}; the most specific match wins.
+        max_length: window length in tokens, special tokens included.
+        stride: tokens shared by consecutive windows.
+        batch_size: windows per forward pass (and documents per pipeline call).
+        threshold: a token is an identifier when the model's 1 - P(O) exceeds this (lower: fewer leaks, more
+            over-redaction).
+        device: torch device for the model (default: where it loads, the CPU).
+        protected_words: drop the model's spans that are only a protected word: true for
+            :data:`thunder.protected.PROTECTED_WORDS` (CCTV, KTX, ATM, 신원미상, ...), or a list of words; recognizer
+            spans are never dropped.
+    """
+
+    model: str | None = None
+    taxonomy: str | None = None
+    recognizers: list[str | dict] | None = None
+    operator: str | dict = "placeholder"
+    operators: dict[str, str | dict] | None = None
+    max_length: int = 512
+    stride: int = 128
+    batch_size: int = 8
+    threshold: float = 0.5
+    device: str | None = None
+    protected_words: bool | list[str] | None = None
+
+    def build(self) -> "Deidentifier":
+        """The :class:`Deidentifier` these options describe."""
+        options = dict(recognizers=self.recognizers, operator=self.operator, operators=self.operators,
+                       max_length=self.max_length, stride=self.stride, batch_size=self.batch_size,
+                       device=self.device, threshold=self.threshold,
+                       protected_words=self.protected_words)  # fmt: skip
+        if self.model is None:
+            return Deidentifier(**options, taxonomy=Taxonomy.load(self.taxonomy) if self.taxonomy else None)
+        return Deidentifier.from_pretrained(self.model, taxonomy=self.taxonomy, **options)
+
+
+@lru_cache(maxsize=1)
+def _default_taxonomy() -> Taxonomy:
     return Taxonomy.load()
 
 

@@ -36,7 +36,7 @@ import json as jsonlib
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -557,13 +557,24 @@ def load_documents(
     split_fractions: Sequence[float] = (0.8, 0.1, 0.1),
     split_seed: int = 0,
     limit: int | None = None,
+    mentions: str = "seen",
+    mention_holdout: float = 0.0,
+    generators: Mapping[str, Any] | None = None,
 ) -> Iterator[SynthesizedDocument]:
     """Evaluation documents from a JSONL file, or a directory of annotated judgments filled in once.
 
     A directory is read with :func:`thunder.data.read_corpus`, optionally cut to one ``split`` exactly as
     :class:`~thunder.data.DeIdDataModule` cuts it (same fractions and ``split_seed``), and synthesized with
     ``Synthesizer(seed=seed, replacement="single")`` at epoch 0 from ``mention_dirs`` (default: the demo lists).
+    With ``mention_holdout`` (the training data module's), ``mentions="seen"`` draws from the lists' training
+    part and ``"unseen"`` only from the held-back part, with the unseen person-name family (the holdout is keyed
+    by ``split_seed``, as in training); ``generators`` replaces label sources as the data module's option does.
     """
+    if mentions not in ("seen", "unseen"):
+        raise ValueError(f"mentions must be 'seen' or 'unseen', got {mentions!r}")
+    if mentions == "unseen" and not mention_holdout:
+        raise ValueError("unseen mentions need the training run's mention_holdout (e.g. 0.1): without one, every"
+                         " list entry was seen in training")
     path = Path(data)
     if path.is_file():
         if split is not None:
@@ -580,7 +591,10 @@ def load_documents(
         if split not in SPLITS:
             raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
         annotated = split_documents(annotated, split_fractions, split_seed)[split]
-    bank = MentionBank.from_dirs(taxonomy, list(mention_dirs) if mention_dirs else [DEMO_MENTIONS])
+    bank = MentionBank.from_dirs(
+        taxonomy, list(mention_dirs) if mention_dirs else [DEMO_MENTIONS], generators=generators,
+        holdout=mention_holdout, part="heldout" if mentions == "unseen" else "train", holdout_seed=split_seed,
+    )  # fmt: skip
     synthesizer = Synthesizer(taxonomy, bank, seed=seed, replacement="single")
     for doc in annotated[:limit]:
         yield synthesizer(doc, epoch=0)
@@ -592,11 +606,3 @@ def load_documents(
 def recognizer_baseline() -> Callable[[str], DeidResult]:
     """The no-model baseline: the full pipeline (entities, operator, particles) with the built-in recognizers alone."""
     return Deidentifier(model=None)
-
-
-def load_deidentifier(model: str | None, **options: Any) -> Callable[[str], DeidResult]:
-    """``Deidentifier.from_pretrained(model, **options)``, or the recognizers-only baseline where ``model`` is
-    ``None``."""
-    if model is None:
-        return recognizer_baseline()
-    return Deidentifier.from_pretrained(model, **options)

@@ -2,13 +2,14 @@
 
 A label's source is named in the taxonomy (``Label.source``): ``"list"`` takes the label's mention lists
 (``<dir>/<category>/<subcategory>/<file>.json``, each file a JSON object ``{label: [surface form, ...]}``),
-``"generator:<name>"`` one of :data:`GENERATORS`. Generators read the text around every occurrence of the
+``"generator:<name>"`` one of :data:`GENERATORS` (names, addresses, ages, and the structured identifiers of
+:mod:`thunder.identifiers`) or a ``module.Class`` path. Generators read the text around every occurrence of the
 entity (:class:`MentionContext`) to stay consistent with it: a person's gender from ``(남, 29세)``, the bank
 of an account number, the upper administrative levels written before a ``구아래주소`` placeholder.
 
 All randomness comes from the ``random.Random`` passed in, so a seeded caller gets reproducible mentions.
-Faker's ``ko_KR`` providers supply data (surnames with their frequencies, given names by gender, road names,
-free-mail domains); they are sampled with that ``random.Random``, never through Faker's own global state.
+Faker's ``ko_KR`` providers supply data (surnames with their frequencies, given names by gender, road names); they
+are sampled with that ``random.Random``, never through Faker's own global state.
 Upper administrative levels (province -> city/county -> district) are a table in this module; names below
 them (동, 읍/면, 리, roads) are plausible but not checked against the real hierarchy.
 
@@ -17,6 +18,7 @@ Parsed mention files are cached per process (path, size, mtime), so building a b
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import re
@@ -25,10 +27,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Protocol, Sequence
 
 from faker.providers.address.ko_KR import Provider as _FakerAddress
-from faker.providers.internet.ko_KR import Provider as _FakerInternet
 from faker.providers.person.ko_KR import Provider as _FakerPerson
 
+from thunder.identifiers import CATALOGUE
+from thunder.identifiers.base import packaged_taxonomy
+from thunder.fills import PLACE_NUMBERS, POOLED_PLACES, bus_route
+from thunder.identifiers.context import MentionContext, infer_gender
+from thunder.names import PersonNames
 from thunder.particles import agrees, leading_particle
+from thunder.plugins import import_class
 
 if TYPE_CHECKING:
     from thunder.taxonomy import Label, Taxonomy
@@ -43,6 +50,8 @@ __all__ = [
     "MentionError",
     "MentionLists",
     "MentionSource",
+    "load_generator",
+    "load_generators",
     "load_mention_lists",
 ]
 
@@ -55,22 +64,6 @@ class MentionError(LookupError):
 
     def __str__(self) -> str:  # LookupError would show the repr of the message
         return str(self.args[0]) if self.args else ""
-
-
-@dataclass(frozen=True)
-class MentionContext:
-    """The label and the text (left, right) around every occurrence of one entity (~40 characters)."""
-
-    label: str
-    occurrences: tuple[tuple[str, str], ...] = ()
-
-    @property
-    def lefts(self) -> tuple[str, ...]:
-        return tuple(left for left, _ in self.occurrences)
-
-    @property
-    def rights(self) -> tuple[str, ...]:
-        return tuple(right for _, right in self.occurrences)
 
 
 class MentionSource(Protocol):
@@ -122,60 +115,6 @@ class _MissingSource:
         )
 
 
-# ------------------------------------------------------------------------------------ context reading
-
-_FEMALE_WORDS = (
-    "아내", "처", "부인", "여자친구", "여자 친구", "여동생", "누나", "언니", "어머니", "모친", "딸", "며느리", "할머니",
-    "여성", "여학생", "여직원", "여종업원", "여사", "이모", "고모", "장모", "시어머니", "손녀", "조카딸", "여친",
-)  # fmt: skip
-_MALE_WORDS = (
-    "남편", "남자친구", "남자 친구", "남동생", "형", "오빠", "아버지", "부친", "아들", "사위", "할아버지", "남성",
-    "남학생", "남직원", "삼촌", "외삼촌", "장인", "시아버지", "손자", "남친",
-)  # fmt: skip
-_PARENTHESIS = re.compile(r"\s*[(\[]([^()\[\]]{1,30})[)\]]")  # "(남, 29세)" right after a mention
-_GENDER_WORDS = {"남": "male", "남자": "male", "남성": "male", "여": "female", "여자": "female", "여성": "female"}
-_GENDER_BEFORE = re.compile(
-    r"(" + "|".join(sorted(_FEMALE_WORDS + _MALE_WORDS, key=len, reverse=True)) + r")(?:인|이자|[ ]?피해자)?\s*$"
-)
-_BIRTH_YEAR = re.compile(r"((?:19|20)\d\d)\s*년\s*(?:생|\d{1,2}\s*월)|((?:19|20)\d\d)\.\s*\d{1,2}\.\s*\d{1,2}\.?\s*생")
-_AGE = re.compile(r"(?:만\s*)?(\d{1,3})\s*세")
-REFERENCE_YEAR = 2021  # judgments of the corpus: ages in them are read relative to this year
-
-
-def infer_gender(context: MentionContext) -> str | None:
-    """``"male"``, ``"female"`` or ``None`` from ``(남, 29세)`` after, or 아내/남편-like words before, a mention."""
-    votes = {"male": 0, "female": 0}
-    for left, right in context.occurrences:
-        match = _PARENTHESIS.match(right)
-        words = re.split(r"[\s,·/]+", match.group(1)) if match else ()
-        gender = next((_GENDER_WORDS[w] for w in words if w in _GENDER_WORDS), None)
-        if gender:
-            votes[gender] += 2
-            continue
-        match = _GENDER_BEFORE.search(left[-16:])
-        if match:
-            votes["female" if match.group(1) in _FEMALE_WORDS else "male"] += 1
-    if votes["male"] == votes["female"]:
-        return None
-    return max(votes, key=votes.__getitem__)
-
-
-def infer_birth_year(context: MentionContext) -> int | None:
-    """A birth year from ``1990년생`` / ``1990. 3. 1.생`` or an age ``(남, 29세)`` right after a mention."""
-    for _, right in context.occurrences:
-        parenthesis = _PARENTHESIS.match(right)
-        if not parenthesis:
-            continue
-        head = parenthesis.group(1)
-        match = _BIRTH_YEAR.search(head)
-        if match:
-            return int(match.group(1) or match.group(2))
-        match = _AGE.search(head)
-        if match and 0 < int(match.group(1)) < 120:
-            return REFERENCE_YEAR - int(match.group(1))
-    return None
-
-
 # ------------------------------------------------------------------------------------ generators
 
 _LAST_NAMES = tuple(_FakerPerson.last_names)
@@ -200,162 +139,6 @@ def korean_name(rng: random.Random, context: MentionContext) -> str:
     """A Korean full name (surname + given name) of the gender the context suggests."""
     gender = infer_gender(context) or rng.choice(("male", "female"))
     return rng.choices(_LAST_NAMES, _LAST_WEIGHTS)[0] + _given_name(rng, gender)
-
-
-_DAYS_IN_MONTH = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
-_RRN_WEIGHTS = (2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5)
-
-
-def rrn_check_digit(first12: str) -> int:
-    """Check digit of a resident registration number from its first 12 digits."""
-    return (11 - sum(int(d) * w for d, w in zip(first12, _RRN_WEIGHTS)) % 11) % 10
-
-
-def resident_number(rng: random.Random, context: MentionContext) -> str:
-    """``YYMMDD-GNNNNNC``: a valid date, the gender/century digit and check digit consistent with the context."""
-    year = min(max(infer_birth_year(context) or rng.randint(1950, 2004), 1900), 2099)
-    gender = infer_gender(context) or rng.choice(("male", "female"))
-    month = rng.randint(1, 12)
-    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-    day = rng.randint(1, _DAYS_IN_MONTH[month - 1] + (1 if month == 2 and leap else 0))
-    century = 0 if year < 2000 else 2  # 1/2: born 1900-1999, 3/4: born 2000 or later (odd: male)
-    digit = (1 if gender == "male" else 2) + century
-    body = f"{year % 100:02d}{month:02d}{day:02d}{digit}{rng.randint(0, 99999):05d}"
-    return f"{body[:6]}-{body[6:]}{rrn_check_digit(body)}"
-
-
-def _digits(rng: random.Random, pattern: str) -> str:
-    return "".join(str(rng.randrange(10)) if c == "#" else c for c in pattern)
-
-
-AREA_CODES = (
-    "02", "031", "032", "033", "041", "042", "043", "044", "051", "052", "053", "054", "055", "061", "062",
-    "063", "064",
-)  # fmt: skip
-_MOBILE_HINT = re.compile(r"휴대|핸드폰|휴대폰|스마트폰|문자|카카오톡|카톡|메시지")
-_SERVICE_HINT = re.compile(r"콜센터|대표번호|고객센터|상담센터")
-
-
-def phone_number(rng: random.Random, context: MentionContext) -> str:
-    """A mobile (``010-1234-5678``), landline with a real area code, or service (``1588-1234``) number."""
-    text = " ".join(context.lefts)
-    if _SERVICE_HINT.search(text):
-        return _digits(rng, rng.choice(("1588-####", "1577-####", "1566-####", "1544-####", "1600-####")))
-    if _MOBILE_HINT.search(text) or rng.random() < 0.7:
-        return _digits(rng, "010-####-####")
-    if rng.random() < 0.1:
-        return _digits(rng, "070-####-####")
-    area = rng.choice(AREA_CODES)
-    return f"{area}-{rng.randint(200, 9999) if area == '02' else rng.randint(200, 999)}-{_digits(rng, '####')}"
-
-
-# bank -> (words that name it in the text, account number patterns in the bank's published layout)
-BANK_ACCOUNT_FORMATS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "KB국민은행": (("국민", "KB"), ("######-##-######", "###-##-####-###")),
-    "신한은행": (("신한",), ("110-###-######", "1##-###-######", "###-##-######")),
-    "우리은행": (("우리",), ("1002-###-######",)),
-    "하나은행": (("하나", "KEB"), ("###-######-#####",)),
-    "NH농협은행": (("농협", "NH", "단위농협", "지역농협"), ("3##-####-####-##", "302-####-####-##", "351-####-####-##")),
-    "IBK기업은행": (("기업", "IBK"), ("###-######-##-###",)),
-    "SC제일은행": (("SC", "제일"), ("###-##-######",)),
-    "한국씨티은행": (("씨티", "시티"), ("###-######-###",)),
-    "카카오뱅크": (("카카오",), ("3333-##-#######", "3355-##-#######")),
-    "케이뱅크": (("케이뱅크", "K뱅크"), ("100-###-######",)),
-    "토스뱅크": (("토스",), ("1000-####-####",)),
-    "우체국": (("우체국",), ("######-##-######",)),
-    "새마을금고": (("새마을",), ("9002-####-####-#", "9003-####-####-#")),
-    "신협": (("신협", "신용협동조합"), ("13#-###-######",)),
-    "수협은행": (("수협",), ("1##-##-######",)),
-    "대구은행": (("대구", "DGB", "iM"), ("5##-##-######-#",)),
-    "부산은행": (("부산", "BNK"), ("1##-####-####-##",)),
-    "경남은행": (("경남",), ("2##-##-#######",)),
-    "광주은행": (("광주",), ("1##-###-######",)),
-    "전북은행": (("전북",), ("5##-##-#######",)),
-    "KDB산업은행": (("산업",), ("###-####-####-###",)),
-}
-_BANK_WORDS = sorted(
-    ((word, bank) for bank, (words, _) in BANK_ACCOUNT_FORMATS.items() for word in words), key=lambda wb: -len(wb[0])
-)
-
-
-def bank_in_text(text: str) -> str | None:
-    """The bank named last in ``text`` (one of :data:`BANK_ACCOUNT_FORMATS`), or ``None``."""
-    best: tuple[int, str] | None = None
-    for word, bank in _BANK_WORDS:
-        position = text.rfind(word)
-        if position >= 0 and (best is None or position > best[0]):
-            best = (position, bank)
-    return best[1] if best else None
-
-
-def account_number(rng: random.Random, context: MentionContext) -> str:
-    """An account number in the layout of the bank named just before it (else of a random bank)."""
-    bank = None
-    for left in context.lefts:
-        bank = bank_in_text(left[-30:]) or bank
-        if bank:
-            break
-    _, patterns = BANK_ACCOUNT_FORMATS[bank or rng.choice(tuple(BANK_ACCOUNT_FORMATS))]
-    return _digits(rng, rng.choice(patterns))
-
-
-def luhn_check_digit(payload: str) -> int:
-    """The digit that makes ``payload + digit`` pass the Luhn check."""
-    total = 0
-    for i, char in enumerate(reversed(payload)):
-        value = int(char) * (2 if i % 2 == 0 else 1)
-        total += value - 9 if value > 9 else value
-    return (10 - total % 10) % 10
-
-
-# (issuer identification number prefixes, length): Visa, Mastercard, Amex, JCB, UnionPay, Korean domestic (BC)
-CARD_PREFIXES: tuple[tuple[tuple[str, ...], int], ...] = (
-    (("4",), 16),
-    (("51", "52", "53", "54", "55", "2221", "2720"), 16),
-    (("34", "37"), 15),
-    (("3528", "3589"), 16),
-    (("62",), 16),
-    (("9410", "9420", "9430", "9440"), 16),
-)
-
-
-def card_number(rng: random.Random, context: MentionContext) -> str:
-    """A card number with a real IIN prefix that passes the Luhn check, grouped as printed on cards."""
-    prefixes, length = rng.choices(CARD_PREFIXES, (40, 30, 5, 5, 5, 15))[0]
-    payload = rng.choice(prefixes)
-    payload += _digits(rng, "#" * (length - 1 - len(payload)))
-    number = payload + str(luhn_check_digit(payload))
-    groups = (4, 6, 5) if length == 15 else (4, 4, 4, 4)
-    parts, start = [], 0
-    for size in groups:
-        parts.append(number[start : start + size])
-        start += size
-    return "-".join(parts)
-
-
-PLATE_PRIVATE = "가나다라마거너더러머버서어저고노도로모보소오조구누두루무부수우주"
-PLATE_COMMERCIAL = "바사아자배"
-PLATE_RENTAL = "하허호"
-PLATE_REGIONS = (
-    "서울", "부산", "대구", "인천", "광주", "대전", "울산", "세종", "경기", "강원", "충북", "충남", "전북", "전남",
-    "경북", "경남", "제주",
-)  # fmt: skip
-_COMMERCIAL_HINT = re.compile(r"택시|화물|버스|택배|영업용|트럭|카고")
-
-
-def vehicle_plate(rng: random.Random, context: MentionContext) -> str:
-    """A plate in the current (``123가4567``, ``12가3456``) or older regional (``서울12가3456``) format."""
-    text = " ".join(context.lefts + context.rights)
-    if _COMMERCIAL_HINT.search(text):
-        letter = rng.choice(PLATE_COMMERCIAL)
-    else:
-        letter = rng.choice(PLATE_PRIVATE if rng.random() < 0.9 else PLATE_RENTAL)
-    style = rng.random()
-    if style < 0.45:
-        return f"{rng.randint(100, 699)}{letter}{rng.randint(1000, 9999)}"
-    if style < 0.8:
-        return f"{rng.randint(10, 99)}{letter}{rng.randint(1000, 9999)}"
-    return f"{rng.choice(PLATE_REGIONS)}{rng.randint(10, 99)}{letter}{rng.randint(1000, 9999)}"
 
 
 # ----------------------------------------------------------------------------------------- addresses
@@ -533,58 +316,6 @@ def address(rng: random.Random, context: MentionContext) -> str:
     return _below_district(rng)  # 구
 
 
-_ROMAN_SYLLABLES = (
-    "min", "jun", "seo", "ji", "hyun", "woo", "yoon", "soo", "young", "jin", "ho", "jae", "eun", "hye", "kyung",
-    "sung", "dong", "sang", "chul", "tae", "ha", "na", "yeon", "mi", "sun", "hee", "joo", "bo", "da", "chae",
-    "gyu", "won", "hoon", "seok", "bin", "ah", "ra", "yu", "ye", "in",
-)  # fmt: skip
-_SURNAMES_ROMAN = ("kim", "lee", "park", "choi", "jung", "kang", "cho", "yoon", "jang", "lim", "han", "shin", "oh")
-_WORDS = ("sky", "blue", "happy", "star", "moon", "love", "angel", "king", "dream", "lucky", "smile", "cool", "zzang")
-
-
-def user_id(rng: random.Random, context: MentionContext) -> str:
-    """An online account name: romanized Korean syllables or an English word, often with digits."""
-    roll = rng.random()
-    if roll < 0.45:
-        base = rng.choice(_SURNAMES_ROMAN) + "".join(rng.choice(_ROMAN_SYLLABLES) for _ in range(rng.randint(1, 2)))
-    elif roll < 0.75:
-        base = "".join(rng.choice(_ROMAN_SYLLABLES) for _ in range(2))
-    else:
-        base = rng.choice(_WORDS) + rng.choice(("", "_", "")) + rng.choice(_ROMAN_SYLLABLES)
-    if rng.random() < 0.65:
-        base += rng.choice(("", "", "_", ".")) + str(rng.choice((rng.randint(1, 99), rng.randint(1970, 2009))))
-    return base.strip("._")
-
-
-_EMAIL_DOMAINS = tuple(_FakerInternet.free_email_domains) + ("naver.com", "naver.com", "kakao.com", "daum.net")
-
-
-def email(rng: random.Random, context: MentionContext) -> str:
-    """``user@domain`` with a Korean free-mail domain."""
-    return f"{user_id(rng, context).replace('.', '_')}@{rng.choice(_EMAIL_DOMAINS)}"
-
-
-def url(rng: random.Random, context: MentionContext) -> str:
-    """A URL of a Korean blog, cafe, open chat, shop or a plain site."""
-    name = user_id(rng, context).replace(".", "").replace("_", "")
-    roll = rng.randrange(7)
-    if roll == 0:
-        return f"https://blog.naver.com/{name}/{rng.randint(220000000000, 223999999999)}"
-    if roll == 1:
-        return f"https://cafe.naver.com/{name}/{rng.randint(1, 99999)}"
-    if roll == 2:
-        return f"https://{name}.tistory.com/{rng.randint(1, 999)}"
-    if roll == 3:
-        code = "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789") for _ in range(8))
-        return f"https://open.kakao.com/o/{code}"
-    if roll == 4:
-        return f"https://smartstore.naver.com/{name}"
-    if roll == 5:
-        return f"https://cafe.daum.net/{name}"
-    scheme = rng.choice(("https://", "http://", "www.", "https://www."))
-    return f"{scheme}{name}.{rng.choice(('com', 'co.kr', 'kr', 'net'))}"
-
-
 def age(rng: random.Random, context: MentionContext) -> str:
     """An age; ``세`` is added unless the text after the placeholder already has it."""
     value = str(rng.choices((rng.randint(14, 19), rng.randint(20, 69), rng.randint(70, 89)), (10, 80, 10))[0])
@@ -598,29 +329,42 @@ GENERATORS: dict[str, Generator] = {
     name: Generator(name, function)
     for name, function in (
         ("korean_name", korean_name),
-        ("resident_number", resident_number),
-        ("phone_number", phone_number),
-        ("account_number", account_number),
-        ("card_number", card_number),
-        ("vehicle_plate", vehicle_plate),
         ("address", address),
-        ("email", email),
-        ("url", url),
-        ("user_id", user_id),
         ("age", age),
+        ("bus_route", bus_route),
+        *((identifier.name, identifier.generate) for identifier in CATALOGUE.values()),
     )
 }
 
-# labels whose taxonomy source is "list" but that have no list: a generator that fits their name
-_GENERATOR_BY_LABEL = {
-    "내국인이름": "korean_name", "주민등록번호": "resident_number", "전화번호": "phone_number",
-    "휴대전화번호": "phone_number", "계좌번호": "account_number", "신용카드번호": "card_number",
-    "카드번호": "card_number", "차량번호": "vehicle_plate", "주소": "address", "이메일주소": "email", "URL": "url",
-    "아이디": "user_id", "나이": "age",
-}  # fmt: skip
+
+def load_generator(spec: str | Mapping | MentionSource) -> MentionSource:
+    """A mention source from a name in :data:`GENERATORS`, a ``module.Class`` path, a ``{"class_path",
+    "init_args"}`` dict or an instance; a class must have ``sample(rng, context) -> str``."""
+    if not isinstance(spec, (str, Mapping, type)) and callable(getattr(spec, "sample", None)):
+        return spec
+    if isinstance(spec, Mapping):
+        if "class_path" not in spec:
+            raise MentionError(f"generator {dict(spec)!r}: a dict needs 'class_path' (and optionally 'init_args')")
+        path, init_args = str(spec["class_path"]), dict(spec.get("init_args") or {})
+    else:
+        path, init_args = str(spec), {}
+    if path in GENERATORS and not init_args:
+        return GENERATORS[path]
+    try:
+        cls = import_class(path, object, "generator", GENERATORS)
+    except ValueError as error:
+        raise MentionError(str(error)) from None
+    if not callable(getattr(cls, "sample", None)):
+        raise MentionError(f"generator {path!r}: {cls.__name__} has no sample(rng, context) method")
+    try:
+        return cls(**init_args)
+    except TypeError as error:
+        raise MentionError(f"generator {path!r}: {error}") from None
+
+
 # numbering labels (a building 동, a floor, a room ...) without a list: small numbers
-_NUMBER_LABELS = {"동": (101, 120), "층": (1, 20), "호실": (101, 1520), "호": (101, 1520), "번호": (1, 99),
-                  "호선": (1, 9), "출구번호": (1, 12), "승강장번호": (1, 12), "지하철칸": (1, 10),
+# (building 동, room 호, floor 층 and 번호 are thunder.fills.PLACE_NUMBERS, written with their unit)
+_NUMBER_LABELS = {"호선": (1, 9), "출구번호": (1, 12), "승강장번호": (1, 12), "지하철칸": (1, 10),
                   "출생연도": (1950, 2005)}  # fmt: skip
 
 
@@ -713,6 +457,36 @@ def repeated_word(label: str, rights: Sequence[str]) -> str | None:
     return None
 
 
+MENTION_PARTS = ("train", "heldout")
+_UNSEEN_NAMES = PersonNames("unseen")
+
+
+def held_out(mention: str, share: float, seed: int = 0) -> bool:
+    """Whether an entity is in the held-back ``share`` of the mention lists: a stable hash of its text (spaces
+    removed), the same whatever the list order, file or process."""
+    key = f"mention-holdout\x1f{seed}\x1f{''.join(mention.split())}".encode("utf-8")
+    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") / 2**64 < share
+
+
+def _split_lists(lists: MentionLists, holdout: float, part: str, seed: int) -> MentionLists:
+    """The ``part`` of every list: entities :func:`held_out` (``heldout``) or the others (``train``)."""
+    if part not in MENTION_PARTS:
+        raise ValueError(f"part must be one of {MENTION_PARTS}, got {part!r}")
+    if not 0 <= holdout < 1:
+        raise ValueError(f"mention holdout must be in [0, 1), got {holdout}")
+    if part == "heldout" and holdout == 0:
+        raise ValueError("the held-out part of the mention lists needs a holdout share > 0")
+    if holdout == 0:
+        return lists
+    wanted = part == "heldout"
+
+    def keep(table: Mapping) -> dict:
+        parts = {key: tuple(m for m in ms if held_out(m, holdout, seed) == wanted) for key, ms in table.items()}
+        return {key: ms for key, ms in parts.items() if ms}
+
+    return MentionLists(keep(lists.by_label), keep(lists.by_folder))
+
+
 class MentionBank:
     """One :class:`MentionSource` per taxonomy label; draws mentions that agree with the particles that
     follow their placeholders."""
@@ -726,30 +500,50 @@ class MentionBank:
 
     @classmethod
     def from_dirs(
-        cls, taxonomy: Taxonomy, dirs: Sequence[str | Path], *, strict: bool = False
+        cls,
+        taxonomy: Taxonomy,
+        dirs: Sequence[str | Path],
+        *,
+        strict: bool = False,
+        generators: Mapping[str, str | Mapping | MentionSource] | None = None,
+        holdout: float = 0.0,
+        part: str = "train",
+        holdout_seed: int = 0,
     ) -> "MentionBank":
-        """Sources for every label of ``taxonomy``: its lists from ``dirs`` (source ``"list"``) or its generator.
+        """Sources for every label of ``taxonomy``: its lists from ``dirs`` (source ``"list"``) or its generator;
+        ``generators`` (``{label: spec}``, see :func:`load_generator`) replaces the source of those labels.
 
-        A ``"list"`` label without a list falls back to a generator that fits its name, then to small numbers
+        With ``holdout`` > 0 the lists are split by entity (:func:`held_out`): ``part="train"`` keeps the rest,
+        ``part="heldout"`` only the held-back share, and fills person names (the ``korean_name`` generator and
+        :class:`thunder.names.PersonNames`) from the ``unseen`` name family, which training never uses.
+
+        A ``"list"`` label without a list falls back to the generator the packaged taxonomy gives a label of that
+        name (or alias: ``휴대전화번호``, ``구이하주소``), then to small numbers
         for numbering labels (층, 호실 ...), then to the pooled lists of its subcategory folder, then of its
         category folder. A label left
         with nothing raises :class:`MentionError` naming it when sampled (at once with ``strict=True``).
         """
         dirs = [Path(d) for d in dirs]
-        lists = load_mention_lists(dirs)
+        lists = _split_lists(load_mention_lists(dirs), holdout, part, holdout_seed)
         by_label: dict[str, list[str]] = {}
         for key, mentions in lists.by_label.items():
             name = key if key in taxonomy.labels else _resolve(taxonomy, key)
             if name is not None:
                 by_label.setdefault(name, []).extend(mentions)
-        sources: dict[str, MentionSource] = {}
+        sources = load_generators(generators or {}, taxonomy)
         missing = []
         for label in taxonomy.labels.values():
+            if label.name in sources:
+                continue
             source = _source_for(label, by_label, lists.by_folder)
             if source is None:
                 missing.append(label.name)
                 source = _MissingSource(label.name, dirs)
             sources[label.name] = source
+        if part == "heldout":
+            for name, source in sources.items():
+                if source is GENERATORS["korean_name"] or isinstance(source, PersonNames):
+                    sources[name] = _UNSEEN_NAMES
         if strict and missing:
             raise MentionError(f"labels without a mention source in {[str(d) for d in dirs]}: {', '.join(missing)}")
         return cls(sources, taxonomy, missing)
@@ -783,6 +577,27 @@ class MentionBank:
         return best
 
 
+def load_generators(
+    specs: Mapping[str, str | Mapping | MentionSource], taxonomy: Taxonomy
+) -> dict[str, MentionSource]:
+    """``{label: generator spec}`` (from YAML) -> ``{canonical label: MentionSource}``; a label the taxonomy does
+    not know, or a spec that does not load, raises :class:`MentionError` naming it."""
+    sources: dict[str, MentionSource] = {}
+    for label, spec in specs.items():
+        name = _resolve(taxonomy, str(label))
+        if name is None:
+            raise MentionError(f"generators: label {label!r} is not in taxonomy {taxonomy.name!r}")
+        sources[name] = load_generator(spec)
+    return sources
+
+
+def _packaged_generator(name: str) -> MentionSource | None:
+    """The generator the packaged taxonomy gives a label of this name (or alias, or normalised variant)."""
+    label = _resolve(packaged_taxonomy(), name)
+    source = packaged_taxonomy().labels[label].source if label else ""
+    return GENERATORS.get(source.split(":", 1)[1]) if source.startswith("generator:") else None
+
+
 def _resolve(taxonomy: Taxonomy, tag: str) -> str | None:
     try:
         return taxonomy.resolve(tag).label.name
@@ -795,17 +610,23 @@ def _source_for(
 ) -> MentionSource | None:
     if label.source.startswith("generator:"):
         name = label.source.split(":", 1)[1]
-        if name not in GENERATORS:
+        if name not in GENERATORS and "." not in name.replace(":", "."):
             raise MentionError(f"label {label.name!r}: unknown generator {name!r} (known: {', '.join(GENERATORS)})")
-        return GENERATORS[name]
+        return load_generator(name)
     # entries such as "E모텔" under 모텔 are placeholder codes the list authors left in: not mentions
     mentions = [m for m in lists.get(label.name, ()) if not ("A" <= m[0] <= "Z" and m[1:] in ("", label.name))]
     if mentions:
         return ListSource(mentions, label.name)
-    if label.name in _GENERATOR_BY_LABEL or _LEVEL.search(label.name):
-        return GENERATORS[_GENERATOR_BY_LABEL.get(label.name, "address")]
+    generator = _packaged_generator(label.name)
+    if generator is not None:
+        return generator
+    if label.name in PLACE_NUMBERS:
+        return PLACE_NUMBERS[label.name]
     if label.name in _NUMBER_LABELS:
         return _NumberSource(*_NUMBER_LABELS[label.name])
+    pooled = tuple(dict.fromkeys(m for folder in POOLED_PLACES.get(label.name, ()) for m in folders.get(folder, ())))
+    if pooled:  # crime scenes: businesses, not the generic place lists of their category
+        return ListSource(pooled, f"{label.name} <- {len(POOLED_PLACES[label.name])} business folders")
     pool = folders.get((label.category, label.subcategory))
     if pool:
         return ListSource(pool, f"{label.category}/{label.subcategory}")

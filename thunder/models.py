@@ -7,35 +7,47 @@ token ids come from the tokenizer, so configs never repeat them.
 
 Both modules build the model in ``configure_model`` (once), so Lightning's ``ModelParallelStrategy`` can shard it:
 Thunder applies FSDP2 ``fully_shard`` to every transformer layer and then to the root over the ``data_parallel`` mesh
-dimension. Checkpoints carry a ``"thunder"`` entry (Hugging Face config, label set, tokenizer files) so that
-:mod:`thunder.export` and ``init_from`` need nothing but the checkpoint.
+dimension. Checkpoints carry a ``"thunder"`` entry (:mod:`thunder.checkpoint`: Hugging Face config, label set with its
+taxonomy, tokenizer files and fingerprint) so that export, inference and ``init_from`` need nothing but the checkpoint.
 """
 
 from __future__ import annotations
 
-import json
 import math
-import tempfile
-import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import torch
-from lightning.pytorch import Callback, LightningModule, Trainer
+from lightning.pytorch import LightningModule, Trainer
+from lightning.pytorch.callbacks import ThroughputMonitor
+from lightning.pytorch.callbacks.throughput_monitor import _plugin_to_compute_dtype
 from lightning.pytorch.loggers import TensorBoardLogger
 from lightning.pytorch.utilities import rank_zero_info
 from torch import Tensor
 from transformers import (
     AutoConfig,
-    AutoModelForMaskedLM,
-    AutoModelForTokenClassification,
     DebertaV2Config,
     PretrainedConfig,
     PreTrainedModel,
 )
 
+from thunder.checkpoint import (
+    AUTO_CLASSES,
+    Task,
+    config_from_dict,
+    has_weights,
+    label_set_from_dict,
+    load_tokenizer,
+    load_weights,
+    read_pretrained,
+    thunder_entry,
+    tokenizer_files,
+    tokenizer_fingerprint,
+    tokenizer_from_files,
+)
 from thunder.metrics import TokenMetrics, format_table
+from thunder.sizing import forward_flops_per_token, train_flops_per_token
 
 # DeBERTa-v3 architecture settings shared by every preset (relative positions only, so any length up to
 # max_position_embeddings works without absolute position embeddings).
@@ -71,12 +83,6 @@ PRESETS: dict[str, dict[str, int]] = {
 # Transformer layer classes sharded one FSDP unit each (in addition to a model's own ``_no_split_modules``).
 LAYER_CLASSES = {"DebertaV2Layer"}
 
-Task = Literal["mlm", "token-classification"]
-AUTO_CLASSES: dict[str, Any] = {
-    "mlm": AutoModelForMaskedLM,
-    "token-classification": AutoModelForTokenClassification,
-}
-_WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
 _MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
@@ -130,126 +136,6 @@ def apply_tokenizer(config: PretrainedConfig, tokenizer: Any, keep_vocab: bool =
         config.eos_token_id = tokenizer.sep_token_id
 
 
-def load_tokenizer(path: str | Path) -> Any:
-    """A :class:`thunder.tokenizer.ThunderTokenizer` from a directory."""
-    from thunder.tokenizer import ThunderTokenizer
-
-    return ThunderTokenizer.from_pretrained(path)
-
-
-def is_sharded_checkpoint(path: str | Path) -> bool:
-    """A Lightning distributed (sharded) checkpoint: a directory with ``meta.pt``."""
-    return Path(path).is_dir() and (Path(path) / "meta.pt").is_file()
-
-
-def read_checkpoint(path: str | Path) -> dict[str, Any]:
-    """A Lightning checkpoint (a ``.ckpt`` file or a sharded checkpoint directory) as one full dict on the CPU."""
-    path = Path(path)
-    if is_sharded_checkpoint(path):
-        from lightning.fabric.utilities.load import _load_distributed_checkpoint
-
-        return _load_distributed_checkpoint(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"checkpoint not found: {path}")
-    return torch.load(path, map_location="cpu", weights_only=False)
-
-
-def checkpoint_thunder(checkpoint: Mapping[str, Any], path: str | Path) -> dict[str, Any]:
-    """The ``"thunder"`` entry of a checkpoint written by :class:`MaskedLM` or :class:`TokenClassifier`."""
-    if "thunder" not in checkpoint:
-        raise ValueError(f"{path} is not a Thunder checkpoint (no 'thunder' entry; written by another module?)")
-    return checkpoint["thunder"]
-
-
-def _read_hf_weights(directory: Path) -> dict[str, Tensor]:
-    from safetensors.torch import load_file
-
-    if (directory / "model.safetensors").is_file():
-        return load_file(directory / "model.safetensors")
-    index = directory / "model.safetensors.index.json"
-    if index.is_file():
-        state: dict[str, Tensor] = {}
-        for shard in sorted(set(json.loads(index.read_text())["weight_map"].values())):
-            state.update(load_file(directory / shard))
-        return state
-    if (directory / "pytorch_model.bin").is_file():
-        return torch.load(directory / "pytorch_model.bin", map_location="cpu", weights_only=True)
-    raise FileNotFoundError(f"no model weights ({', '.join(_WEIGHT_FILES)}) in {directory}")
-
-
-def has_weights(directory: str | Path) -> bool:
-    """Whether a Hugging Face model directory holds weights (not just a config)."""
-    return any((Path(directory) / name).is_file() for name in _WEIGHT_FILES)
-
-
-def read_pretrained(source: str | Path) -> tuple[PretrainedConfig, dict[str, Tensor]]:
-    """Config and weights (Hugging Face parameter names) of a Thunder checkpoint or a Hugging Face directory."""
-    source = Path(source)
-    if source.is_dir() and not is_sharded_checkpoint(source):
-        return AutoConfig.from_pretrained(source), _read_hf_weights(source)
-    checkpoint = read_checkpoint(source)
-    thunder = checkpoint_thunder(checkpoint, source)
-    config = config_from_dict(thunder["hf_config"])
-    state = {k.removeprefix("model."): v for k, v in checkpoint["state_dict"].items() if k.startswith("model.")}
-    return config, state
-
-
-def config_from_dict(d: Mapping[str, Any]) -> PretrainedConfig:
-    """Inverse of ``PretrainedConfig.to_dict()``."""
-    d = dict(d)
-    return AutoConfig.for_model(d.pop("model_type"), **d)
-
-
-def load_weights(model: PreTrainedModel, state: Mapping[str, Tensor], encoder_only: bool, source: str | Path) -> None:
-    """Load ``state`` into ``model``; every encoder (base model) weight must be present.
-
-    ``encoder_only`` skips heads (a token classifier initialised from an MLM gets a new classification head).
-    States saved from a bare base model (no ``<prefix>.`` in the names) are accepted.
-    """
-    prefix = model.base_model_prefix + "."
-    if not any(k.startswith(prefix) for k in state):
-        state = {prefix + k: v for k, v in state.items()}
-    if encoder_only:
-        state = {k: v for k, v in state.items() if k.startswith(prefix)}
-    own = model.state_dict()
-    mismatched = [k for k, v in state.items() if k in own and own[k].shape != v.shape]
-    if mismatched:
-        raise ValueError(f"{source}: shapes differ from the model for {mismatched[:5]} (another backbone config?)")
-    missing, _ = model.load_state_dict(state, strict=False)
-    missing_encoder = [k for k in missing if k.startswith(prefix)]
-    if missing_encoder:
-        raise ValueError(f"{source}: encoder weights missing for {missing_encoder[:5]} (not the same architecture?)")
-
-
-def tokenizer_files(tokenizer: Any) -> dict[str, bytes]:
-    """The files ``tokenizer.save_pretrained`` writes, by name (stored in checkpoints)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        tokenizer.save_pretrained(tmp)
-        return {p.name: p.read_bytes() for p in Path(tmp).iterdir() if p.is_file()}
-
-
-def write_files(files: Mapping[str, bytes], directory: str | Path) -> None:
-    """Write :func:`tokenizer_files` output into ``directory``."""
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    for name, data in files.items():
-        (directory / name).write_bytes(data)
-
-
-def tokenizer_from_files(files: Mapping[str, bytes]) -> Any:
-    """The ThunderTokenizer stored in a checkpoint by :func:`tokenizer_files`."""
-    with tempfile.TemporaryDirectory() as tmp:
-        write_files(files, tmp)
-        return load_tokenizer(tmp)
-
-
-def label_set_from_dict(d: Mapping[str, Any], taxonomy: str | None = None) -> Any:
-    """A :class:`thunder.taxonomy.LabelSet` from its ``to_dict()`` form, on ``taxonomy`` (None: the packaged one)."""
-    from thunder.taxonomy import LabelSet, Taxonomy
-
-    return LabelSet.from_dict(dict(d), Taxonomy.load(taxonomy))
-
-
 # --------------------------------------------------------------------------------------------------- modules
 
 
@@ -275,6 +161,9 @@ class _ThunderModule(LightningModule):
             raise ValueError(f"warmup_ratio must lie in [0, 1], got {warmup_ratio}")
         if lr <= 0:
             raise ValueError(f"lr must be positive, got {lr}")
+        backbone_config(backbone, backbone_overrides)  # an unknown backbone fails here, before a Trainer starts
+        if init_from is not None and not Path(init_from).exists():
+            raise FileNotFoundError(f"init_from not found: {init_from}")
         self.model: PreTrainedModel | None = None
         self._tokenizer: Any = load_tokenizer(tokenizer) if tokenizer else None
 
@@ -362,6 +251,19 @@ class _ThunderModule(LightningModule):
         self.log("train/loss", loss, prog_bar=True)
         return loss
 
+    # model FLOPs of the current batch on this device, read by TokenThroughputMonitor (Lightning's ThroughputMonitor)
+    flops_per_batch: float = 0.0
+
+    def on_train_batch_start(self, batch: Mapping[str, Tensor], batch_idx: int) -> None:
+        self.flops_per_batch = self._batch_flops(batch, train_flops_per_token)
+
+    def on_validation_batch_start(self, batch: Mapping[str, Tensor], batch_idx: int, dataloader_idx: int = 0) -> None:
+        self.flops_per_batch = self._batch_flops(batch, forward_flops_per_token)
+
+    def _batch_flops(self, batch: Mapping[str, Tensor], per_token: Any) -> float:
+        ids = batch["input_ids"]
+        return per_token(self.model.config, int(ids.shape[1]), self.task, int(ids.numel())) * batch_tokens(batch)
+
     def configure_optimizers(self) -> dict[str, Any]:
         """AdamW (betas 0.9/0.999; no decay on biases and norms), linear warmup then cosine decay, per step."""
         decay = [p for p in self.parameters() if p.requires_grad and p.ndim >= 2]
@@ -379,25 +281,50 @@ class _ThunderModule(LightningModule):
         )
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
 
+    def on_train_start(self) -> None:
+        # `estimated_stepping_batches` above builds the train loader before a resumed run's loop state is restored,
+        # and Lightning (2.6) then never hands the saved loader position to it: hand it over now, before the first
+        # batch, so a run resumed mid-epoch continues after the batches it had already trained on.
+        self.trainer.fit_loop._load_combined_loader_states()
+
     # -- checkpoints
 
     def _thunder_entry(self) -> dict[str, Any]:
         entry: dict[str, Any] = {"task": self.task, "hf_config": self.model.config.to_dict()}
         if self.tokenizer is not None:
             entry["tokenizer_files"] = tokenizer_files(self.tokenizer)
+            entry["tokenizer_fingerprint"] = tokenizer_fingerprint(self.tokenizer)
         return entry
 
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         checkpoint["thunder"] = self._thunder_entry()
+        checkpoint["rng_states"] = rng_states()
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
-        thunder = checkpoint_thunder(checkpoint, "checkpoint")
+        if self._trainer is not None and self.trainer.state.fn == "fit" and "rng_states" in checkpoint:
+            set_rng_states(checkpoint["rng_states"])  # resuming: dropout continues as in the interrupted run
+        thunder = thunder_entry(checkpoint, "checkpoint")
         if thunder.get("task") != self.task:
             raise ValueError(f"checkpoint was written for task {thunder.get('task')!r}, this module is {self.task!r}")
         if self.model is None:  # load_from_checkpoint: no configure_model call, build from the stored config
             self._install(AUTO_CLASSES[self.task].from_config(config_from_dict(thunder["hf_config"])))
         if self.tokenizer is None and "tokenizer_files" in thunder:
-            self._tokenizer = tokenizer_from_files(thunder["tokenizer_files"])
+            self._tokenizer = tokenizer_from_files(thunder["tokenizer_files"], "checkpoint")
+
+
+def rng_states() -> dict[str, Any]:
+    """torch's random state (CPU and CUDA; what dropout draws from), as tensors a weights-only load accepts."""
+    states: dict[str, Any] = {"torch": torch.get_rng_state()}
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        states["cuda"] = torch.cuda.get_rng_state_all()
+    return states
+
+
+def set_rng_states(states: Mapping[str, Any]) -> None:
+    """Restore what :func:`rng_states` returned."""
+    torch.set_rng_state(states["torch"])
+    if "cuda" in states and torch.cuda.is_available() and len(states["cuda"]) == torch.cuda.device_count():
+        torch.cuda.set_rng_state_all(states["cuda"])
 
 
 def warmup_cosine(total_steps: int, warmup_steps: int) -> Any:
@@ -517,6 +444,7 @@ class TokenClassifier(_ThunderModule):
         self.label_set: Any = label_set_from_dict(label_set) if label_set is not None else None
         self.val_metrics: TokenMetrics | None = None
         self.test_metrics: TokenMetrics | None = None
+        self._extra_test_metrics: dict[str, TokenMetrics] = {}  # test sets after the first (plain dict: no state)
         self._samples: list[tuple[list[int], list[int], list[int]]] = []
 
     def _adapt_config(self, config: PretrainedConfig) -> None:
@@ -542,7 +470,7 @@ class TokenClassifier(_ThunderModule):
         return entry
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
-        thunder = checkpoint_thunder(checkpoint, "checkpoint")
+        thunder = thunder_entry(checkpoint, "checkpoint")
         if "label_set" not in thunder:
             raise ValueError("checkpoint has no label set: it was not written by a TokenClassifier")
         if self.label_set is None:
@@ -555,7 +483,7 @@ class TokenClassifier(_ThunderModule):
         out = self(batch)
         preds = entity_tags(out.logits.float().softmax(-1), self.hparams.threshold)
         metrics.update(preds, batch["labels"])
-        self.log(f"{stage}/loss", out.loss, sync_dist=True)
+        self.log(f"{stage}/loss", out.loss, sync_dist=True, add_dataloader_idx=False)
         return preds
 
     def validation_step(self, batch: Mapping[str, Tensor], batch_idx: int) -> None:
@@ -564,8 +492,22 @@ class TokenClassifier(_ThunderModule):
             rows = zip(batch["input_ids"].tolist(), preds.tolist(), batch["labels"].tolist())
             self._samples = [row for row, _ in zip(rows, range(self.hparams.num_val_samples))]
 
-    def test_step(self, batch: Mapping[str, Tensor], batch_idx: int) -> None:
-        self._evaluate(batch, "test", self.test_metrics)
+    def _test_sets(self) -> tuple[str, ...]:
+        """Names of the datamodule's test sets in dataloader order (``("",)``: one set, logged as ``test/...``)."""
+        datamodule = self._trainer.datamodule if self._trainer is not None else None
+        return tuple(getattr(datamodule, "test_sets", None) or ("",))
+
+    def _test_metrics(self, index: int) -> tuple[str, TokenMetrics]:
+        name = self._test_sets()[index]
+        if index == 0:
+            return name, self.test_metrics
+        if name not in self._extra_test_metrics:
+            self._extra_test_metrics[name] = self.test_metrics.clone().to(self.device)
+        return name, self._extra_test_metrics[name]
+
+    def test_step(self, batch: Mapping[str, Tensor], batch_idx: int, dataloader_idx: int = 0) -> None:
+        name, metrics = self._test_metrics(dataloader_idx)
+        self._evaluate(batch, f"test/{name}" if name else "test", metrics)
 
     def on_validation_epoch_end(self) -> None:
         self.log_dict({f"val/{k}": v for k, v in self.val_metrics.compute().items()}, prog_bar=False)
@@ -573,12 +515,15 @@ class TokenClassifier(_ThunderModule):
         self._log_samples()
 
     def on_test_epoch_end(self) -> None:
-        self.log_dict({f"test/{k}": v for k, v in self.test_metrics.compute().items()})
-        table = format_table(self.test_metrics.table())
-        rank_zero_info(f"Per-type token metrics (test):\n{table}")
-        if isinstance(self.logger, TensorBoardLogger) and self.global_rank == 0:
-            self.logger.experiment.add_text("test/per_type", table, self.global_step)
-        self.test_metrics.reset()
+        for index, name in enumerate(self._test_sets()):
+            _, metrics = self._test_metrics(index)
+            prefix = f"test/{name}" if name else "test"
+            self.log_dict({f"{prefix}/{k}": v for k, v in metrics.compute().items()}, add_dataloader_idx=False)
+            table = format_table(metrics.table())
+            rank_zero_info(f"Per-type token metrics ({prefix}):\n{table}")
+            if isinstance(self.logger, TensorBoardLogger) and self.global_rank == 0:
+                self.logger.experiment.add_text(f"{prefix}/per_type", table, self.global_step)
+            metrics.reset()
 
     def _log_samples(self) -> None:
         if not (self._samples and isinstance(self.logger, TensorBoardLogger) and self.global_rank == 0):
@@ -607,41 +552,43 @@ def render_spans(tokenizer: Any, ids: list[int], tags: list[int], label_set: Any
     return "".join(pieces)
 
 
-class TokenThroughput(Callback):
-    """Logs training throughput: non-padding tokens per second (``perf/tokens_per_sec``, all processes).
+class TokenThroughputMonitor(ThroughputMonitor):
+    """Lightning's ``ThroughputMonitor`` for Thunder batches: samples are rows, items are non-padding tokens.
 
-    With ``peak_tflops`` (the accelerator's dense bf16 peak per device) it also logs model FLOPs utilisation
-    ``perf/mfu`` = 6 x parameters x tokens/s / (peak x devices), which ignores attention FLOPs.
+    Logs ``train/device/items_per_sec`` (non-padding tokens/s per device; ``train/items_per_sec`` over all devices
+    when there are several), ``train/device/samples_per_sec``, ``train/device/flops_per_sec`` and, whenever the
+    device's peak is known, ``train/device/mfu`` (likewise for validation). FLOPs come from the
+    module's ``flops_per_batch`` (model FLOPs of the batch, :mod:`thunder.sizing`: matmuls, attention and relative
+    attention, forward + backward; activation recomputation is not counted). The peak is ``peak_tflops`` (dense, per
+    device) when given, else Lightning's table for the device, except that H200 is taken at its dense bf16 989
+    TFLOP/s (the table lists the 2:4-sparse figure).
     """
 
-    def __init__(self, peak_tflops: float | None = None) -> None:
+    def __init__(self, peak_tflops: float | None = None, window_size: int = 20, **kwargs: Any) -> None:
+        super().__init__(batch_size_fn=batch_rows, length_fn=batch_tokens, window_size=window_size, **kwargs)
         self.peak_tflops = peak_tflops
-        self._start: float | None = None
-        self._tokens = 0
-        self._params = 0
 
-    def on_train_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
-        self._params = sum(p.numel() for p in pl_module.parameters())
+    def setup(self, trainer: Trainer, pl_module: LightningModule, stage: str) -> None:
+        super().setup(trainer, pl_module, stage)
+        peak = self.peak_tflops
+        device = trainer.strategy.root_device
+        if peak is None and device.type == "cuda" and "h200" in torch.cuda.get_device_name(device).lower():
+            peak = H200_DENSE_BF16_TFLOPS if _plugin_to_compute_dtype(trainer.precision_plugin) == torch.bfloat16 else None
+        if peak is not None:
+            self.available_flops = int(peak * 1e12)
+            for throughput in self._throughputs.values():
+                throughput.available_flops = self.available_flops
 
-    def on_validation_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
-        self._start = None  # validation time is not training throughput: start a new window afterwards
 
-    def on_train_batch_start(self, trainer: Trainer, pl_module: LightningModule, batch: Any, batch_idx: int) -> None:
-        if self._start is None:
-            self._start, self._tokens = time.perf_counter(), 0
+H200_DENSE_BF16_TFLOPS = 989.0
 
-    def on_train_batch_end(
-        self, trainer: Trainer, pl_module: LightningModule, outputs: Any, batch: Any, batch_idx: int
-    ) -> None:
-        self._tokens += int(batch["attention_mask"].sum()) * trainer.world_size
-        if (batch_idx + 1) % trainer.log_every_n_steps:
-            return
-        if pl_module.device.type == "cuda":
-            torch.cuda.synchronize(pl_module.device)
-        elapsed = time.perf_counter() - self._start
-        tokens_per_sec = self._tokens / max(elapsed, 1e-9)
-        pl_module.log("perf/tokens_per_sec", tokens_per_sec, on_step=True, on_epoch=False, rank_zero_only=True)
-        if self.peak_tflops:
-            mfu = 6 * self._params * tokens_per_sec / (self.peak_tflops * 1e12 * trainer.world_size)
-            pl_module.log("perf/mfu", mfu, on_step=True, on_epoch=False, rank_zero_only=True)
-        self._start, self._tokens = time.perf_counter(), 0
+
+def batch_rows(batch: Mapping[str, Tensor]) -> int:
+    """Rows (sequences) of a batch."""
+    return int(batch["input_ids"].shape[0])
+
+
+def batch_tokens(batch: Mapping[str, Tensor]) -> int:
+    """Non-padding tokens of a batch."""
+    mask = batch.get("attention_mask")
+    return int(mask.sum()) if mask is not None else int(batch["input_ids"].numel())

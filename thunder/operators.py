@@ -16,14 +16,16 @@ Users add their own by subclassing :class:`Operator` and passing an instance or 
 from __future__ import annotations
 
 import hashlib
-import importlib
+import inspect
 import random
 import re
 import string
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, Iterator, Sequence
+from typing import Any, ClassVar, Iterable, Iterator, Mapping, Sequence, Union
+
+from thunder.plugins import import_class
 
 _SPACE = re.compile(r"\s+")
 
@@ -58,6 +60,8 @@ class Entity:
     mentions: tuple[str, ...]
     contexts: tuple[tuple[str, str], ...] = ()  # (left, right) text around each mention
     avoid: frozenset[str] = frozenset()  # normalised texts of every entity in the document
+    category: str | None = None
+    tier1: str | None = None
 
 
 class Operator(ABC):
@@ -130,15 +134,22 @@ class SurrogateOperator(Operator):
         self,
         seed: int = 0,
         mention_dirs: Sequence[str | Path] | None = None,
-        taxonomy: str | Path | None = None,
+        taxonomy: Any = None,
         fallback: str = "[{label}]",
     ) -> None:
+        """
+        Args:
+            seed: seed of the draws (with the label and the entity text).
+            mention_dirs: the user's mention lists (default: the packaged demo lists).
+            taxonomy: a taxonomy file or :class:`~thunder.taxonomy.Taxonomy` (the de-identifier passes the model's).
+            fallback: replacement for a label with no generator or list (``{label}``, ``{placeholder}``).
+        """
         from thunder.mentions import DEMO_MENTIONS, MentionBank
         from thunder.taxonomy import Taxonomy
 
         self.seed, self.fallback = seed, fallback
         dirs = [DEMO_MENTIONS] if mention_dirs is None else list(mention_dirs)
-        self.bank = MentionBank.from_dirs(Taxonomy.load(taxonomy), dirs)
+        self.bank = MentionBank.from_dirs(taxonomy if isinstance(taxonomy, Taxonomy) else Taxonomy.load(taxonomy), dirs)
 
     def replace(self, entity: Entity, mention: str) -> str:
         from thunder.mentions import MentionContext
@@ -161,17 +172,46 @@ OPERATORS: dict[str, type[Operator]] = {
 }
 
 
-def load_operator(spec: str | dict | Operator, **init_args) -> Operator:
+OperatorSpec = Union[str, dict, Operator]
+
+
+def load_operator(spec: OperatorSpec, taxonomy: Any = None, **init_args) -> Operator:
     """An operator from a name in :data:`OPERATORS`, a ``module.Class`` path, a ``{"class_path", "init_args"}``
-    dict, or an instance."""
+    dict, or an instance. A class that takes ``taxonomy`` gets ``taxonomy`` unless its init_args set one."""
     if isinstance(spec, Operator):
         return spec
     if isinstance(spec, dict):
+        if "class_path" not in spec:
+            raise ValueError(f"operator {spec!r}: a dict needs 'class_path' (and optionally 'init_args')")
         spec, init_args = spec["class_path"], {**spec.get("init_args", {}), **init_args}
-    cls = OPERATORS.get(spec)
-    if cls is None:
-        module_name, _, attr = spec.replace(":", ".").rpartition(".")
-        if not module_name:
-            raise ValueError(f"unknown operator {spec!r}: not one of {sorted(OPERATORS)} and not a module.Class path")
-        cls = getattr(importlib.import_module(module_name), attr)
-    return cls(**init_args)
+    cls = OPERATORS.get(spec) or import_class(str(spec), Operator, "operator", OPERATORS)
+    if taxonomy is not None and "taxonomy" in inspect.signature(cls).parameters:
+        init_args.setdefault("taxonomy", taxonomy)
+    try:
+        return cls(**init_args)
+    except TypeError as error:
+        raise ValueError(f"operator {spec!r}: {error}") from None
+
+
+class OperatorChoice:
+    """The operator of each entity: the one set for its label, else its category, else its tier 1 (``direct`` /
+    ``quasi``), else ``default``. ``by`` maps those names to operator specs (YAML: ``{주소: mask, direct: ...}``)."""
+
+    def __init__(
+        self, default: OperatorSpec = "placeholder", by: Mapping[str, OperatorSpec] | None = None, taxonomy: Any = None
+    ) -> None:
+        self.default = load_operator(default, taxonomy)
+        self.by = {str(key): load_operator(spec, taxonomy) for key, spec in (by or {}).items()}
+
+    def check(self, labels: Iterable[str], categories: Iterable[str], tiers: Iterable[str]) -> None:
+        """Refuse a key that names no label, category or tier 1 of the taxonomy in use."""
+        known = set(labels) | set(categories) | set(tiers)
+        unknown = sorted(set(self.by) - known)
+        if unknown:
+            raise ValueError(f"operators: {unknown} name no label, category or tier 1 (direct, quasi) of the taxonomy")
+
+    def __call__(self, entity: Entity) -> Operator:
+        for key in (entity.label, entity.category, entity.tier1):
+            if key is not None and key in self.by:
+                return self.by[key]
+        return self.default

@@ -12,6 +12,8 @@ Placeholder quirks of the corpus are handled where the text allows it:
 * a generic word written again beside the placeholder (``D 주식회사``, ``N은행``, ``주식회사 E``) is cut from
   the mention when the mention has it too, so the result reads ``한빛건설 주식회사``, not
   ``한빛건설 주식회사 주식회사``;
+* a redaction note the annotators left after the placeholder (``<<<차량번호>>>차량번호<<</차량번호>>> 1 생략)``)
+  is dropped with the placeholder content, so the text reads ``(12가3456)``;
 * a particle after the placeholder that the mention does not agree with (mentions are drawn to agree, but a
   list may have no agreeing entry) is corrected (``은`` -> ``는``).
 
@@ -45,6 +47,7 @@ REPLACEMENTS = ("per_epoch", "single")
 CONTEXT_CHARS = 40
 _CODE_WITH_WORD = re.compile(r"([A-Z]{1,3})([가-힣]+)")
 _BETWEEN = " \t'\"‘’“”"  # what may stand between a mention and a repeated generic word
+_NOTE_AFTER = re.compile(r"[ \t]*(?:\d+[ \t]*)?생략(?=[ \t]*\))")  # "… 1 생략)" after a placeholder
 
 
 class SynthesisError(ValueError):
@@ -167,6 +170,9 @@ class Synthesizer:
             spans.append(EntitySpan(length, length + len(inserted), label, p.entity))
             write(inserted)
             cursor = p.end
+            note = _NOTE_AFTER.match(text, cursor)
+            if note is not None:
+                cursor = note.end()
             if not word and particle_after(label, following):
                 fixed = fix_particle(inserted, following)
                 if fixed != following:
@@ -177,7 +183,7 @@ class Synthesizer:
         return SynthesizedDocument(doc.doc_id, "".join(parts), tuple(spans))
 
 
-_LEFTOVER = re.compile(r"<<<|>>>|생략|○")
+_LEFTOVER = re.compile(r"<<<|>>>|생략")
 
 
 def leftovers(doc: AnnotatedDocument, out: SynthesizedDocument) -> list[str]:
@@ -187,7 +193,8 @@ def leftovers(doc: AnnotatedDocument, out: SynthesizedDocument) -> list[str]:
     for placeholder, span in zip(sorted(doc.placeholders, key=lambda p: (p.start, p.end)), out.spans):
         content = doc.text[placeholder.start : placeholder.end]
         mention = out.text[span.start : span.end]
-        if _LEFTOVER.search(mention) or (mention == content and _CODE_WITH_WORD.fullmatch(content + "가")):
+        masked = "○" in mention and "○" in content  # a generator may write ○ on purpose (홍○동), a kept mask not
+        if _LEFTOVER.search(mention) or masked or (mention == content and _CODE_WITH_WORD.fullmatch(content + "가")):
             found.append(mention)
     found += re.findall(r"<<<[^>]*>>>|>>>", out.text)
     return found

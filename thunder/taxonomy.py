@@ -28,32 +28,20 @@ import difflib
 import hashlib
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 import yaml
 
 TIER1 = ("direct", "quasi")
-GENERATORS = (
-    "korean_name",
-    "resident_number",
-    "phone_number",
-    "account_number",
-    "card_number",
-    "vehicle_plate",
-    "address",
-    "email",
-    "url",
-    "user_id",
-    "age",
-)
 GRANULARITIES = ("binary", "category", "label")
 SCHEMES = ("IO", "BIO")
 BINARY_TYPE = "PII"
 DEFAULT_PATH = Path(__file__).parent / "resources" / "taxonomy" / "default.yaml"
 ALIAS_FILE_NAME = "tag_aliases.json"
 _MAX_ALIAS_HOPS = 16
+_GENERATOR_SOURCE = re.compile(r"generator:[A-Za-z_][\w.:]*")
 
 
 class TaxonomyError(ValueError):
@@ -116,6 +104,15 @@ class _Normalizer:
     strip_fragments: tuple[str, ...] = ()
     unwrap_parentheses: bool = False
     suffixes: tuple[_SuffixRule, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``normalize:`` section this normaliser was read from."""
+        return {
+            "strip_whitespace": self.strip_whitespace,
+            "strip_fragments": list(self.strip_fragments),
+            "unwrap_parentheses": self.unwrap_parentheses,
+            "suffixes": [{"pattern": rule.pattern.pattern, "replace": rule.replace} for rule in self.suffixes],
+        }
 
     def steps(self, tag: str) -> Iterable[tuple[str, str]]:
         """Yield ``(rule, tag)`` after each step that changes the tag; steps are cumulative and the rule names
@@ -315,6 +312,20 @@ class Taxonomy:
             raise KeyError(f"category {category!r} is not in taxonomy {self.name!r}")
         return "direct" if any(label.tier1 == "direct" for label in labels) else "quasi"
 
+    def filled_by(self, generator: str) -> list[Label]:
+        """The labels whose mentions come from ``generator`` (``source: "generator:<generator>"``): the labels a
+        recognizer of that identifier emits."""
+        return [label for label in self.labels.values() if label.source == f"generator:{generator}"]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The taxonomy's full content in the YAML/JSON form :meth:`from_dict` reads (extra alias files left out)."""
+        categories: dict[str, dict[str, dict[str, Any]]] = {}
+        for label in self.labels.values():
+            props = {k: v for k, v in asdict(label).items() if k not in ("name", "category", "subcategory")}
+            categories.setdefault(label.category, {}).setdefault(label.subcategory, {})[label.name] = props
+        return {"name": self.name, "normalize": self.normalizer.to_dict(), "aliases": dict(self.aliases),
+                "categories": categories}  # fmt: skip
+
     def fingerprint(self) -> str:
         """Stable hash of the ordered label structure (names, categories, subcategories, tier 1)."""
         rows = [[l.name, l.category, l.subcategory, l.tier1] for l in self.labels.values()]
@@ -347,12 +358,13 @@ def _check_tier1(tier1: Any, where: str) -> None:
 
 
 def _check_source(source: Any, where: str) -> None:
-    if source == "list":
+    # generator names are checked where generators are known (thunder.mentions.MentionBank)
+    if source == "list" or (isinstance(source, str) and _GENERATOR_SOURCE.fullmatch(source)):
         return
-    if isinstance(source, str) and source.startswith("generator:") and source[10:] in GENERATORS:
-        return
-    allowed = ", ".join(f"generator:{g}" for g in GENERATORS)
-    raise TaxonomyError(f"{where}: source must be 'list' or one of {allowed}; got {source!r}")
+    raise TaxonomyError(
+        f"{where}: source must be 'list' or 'generator:<name>' (a generator of thunder.identifiers or "
+        f"thunder.mentions, or a module.Class path); got {source!r}"
+    )
 
 
 def _read_normalizer(value: Any, where: str) -> _Normalizer:
@@ -480,11 +492,16 @@ class LabelSet:
             "granularity": self.granularity,
             "scheme": self.scheme,
             "names": list(self.names),
+            "taxonomy_spec": self.taxonomy.to_dict(),
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any], taxonomy: Taxonomy) -> "LabelSet":
-        """Rebuild a stored label set on ``taxonomy``; raises :class:`LabelSetMismatch` if they disagree."""
+    def from_dict(cls, d: Mapping[str, Any], taxonomy: Taxonomy | None = None) -> "LabelSet":
+        """Rebuild a stored label set on its stored taxonomy, or on ``taxonomy`` (:class:`LabelSetMismatch` if they
+        disagree). Label sets stored without their taxonomy (older artefacts) use the packaged one by default."""
+        if taxonomy is None:
+            spec = d.get("taxonomy_spec")
+            taxonomy = Taxonomy.from_dict(spec, origin="stored taxonomy") if spec is not None else Taxonomy.load()
         try:
             label_set = cls(taxonomy, d["granularity"], d["scheme"])
         except KeyError as error:

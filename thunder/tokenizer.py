@@ -44,9 +44,9 @@ space; tokens that hold parts of one multi-byte character share that character's
 from __future__ import annotations
 
 import gc
+import importlib
 import importlib.metadata
 import json
-import logging
 import re
 import warnings
 from contextlib import contextmanager
@@ -61,10 +61,11 @@ import numpy as np
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 from transformers import PreTrainedTokenizerFast
 
+from thunder.corpus import cut
+
 if TYPE_CHECKING:
     import torch
 
-logger = logging.getLogger(__name__)
 
 SPECIAL_TOKENS = ("[PAD]", "[CLS]", "[SEP]", "[UNK]", "[MASK]")
 THUNDER_CONFIG = "thunder_tokenizer.json"
@@ -74,7 +75,10 @@ PIECE_RULE = (
     "morpheme joins it; other whitespace runs are pieces of their own; pieces are passed to tokenizer.json as "
     "pre-split words (is_split_into_words=True); see thunder.tokenizer.morpheme_split"
 )
+# other formats of thunder_tokenizer.json -> "module:Class" (a ThunderTokenizer subclass) that loads them
+TOKENIZER_CLASSES = {"snu-release-mecab-bpe/1": "thunder.release:ReleaseTokenizer"}
 CACHE_SIZE = 1 << 18  # distinct pieces whose encoding a ThunderTokenizer keeps
+TRAIN_CHARS = 1 << 16  # longest text given to Mecab at once while training
 _MECAB_SPACE = "\t\n\v\r \x00"  # characters Mecab skips (NUL after our replacement); others become morphemes
 _IS_MECAB_SPACE = np.zeros(0x21, dtype=bool)  # lookup table over code points 0..0x20
 _IS_MECAB_SPACE[[ord(c) for c in _MECAB_SPACE]] = True
@@ -295,15 +299,25 @@ class Window:
     offsets: list[tuple[int, int]]  # per id, (0, 0) for [CLS]/[SEP]
 
 
+def check_windows(max_length: int, stride: int) -> None:
+    """Refuse a window length or stride that :func:`window_ranges` cannot use (``ValueError``, one line)."""
+    if max_length < 3:
+        raise ValueError(f"max_length must be at least 3 ([CLS] + 1 token + [SEP]), got {max_length}")
+    if not 0 <= stride < max_length - 2:
+        raise ValueError(
+            f"stride (tokens shared by consecutive windows) must be >= 0 and < max_length - 2 = {max_length - 2},"
+            f" got stride={stride}"
+        )
+
+
 def window_ranges(n_tokens: int, max_length: int = 512, stride: int = 128) -> list[tuple[int, int, int, int]]:
     """Token ranges ``(start, end, own_start, own_end)`` of overlapping windows over ``n_tokens`` tokens.
 
     Each window holds at most ``max_length - 2`` tokens (room for ``[CLS]``/``[SEP]``); consecutive windows
     overlap by ``stride`` tokens. An empty document gives one empty window.
     """
+    check_windows(max_length, stride)
     size = max_length - 2
-    if size < 1 or not 0 <= stride < size:
-        raise ValueError(f"need max_length >= 3 and 0 <= stride < max_length - 2, got {max_length=} {stride=}")
     starts = [0]
     while starts[-1] + size < n_tokens:
         starts.append(starts[-1] + size - stride)
@@ -358,8 +372,11 @@ class ThunderTokenizer:
             initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
             show_progress=show_progress,
         )
-        # each document's pieces form one batch of "sequences": BPE counts words within pieces only
-        backend.train_from_iterator((morpheme_split(text) for text in texts), trainer)
+        # each document's pieces form one batch of "sequences": BPE counts words within pieces only. Texts are read
+        # one at a time and given to Mecab in parts of at most TRAIN_CHARS (cut at line ends), so memory holds the
+        # pair counts, not the corpus: any iterator (thunder.corpus.iter_documents streams files) can be used.
+        parts = (part for text in texts for part in cut(text, TRAIN_CHARS))
+        backend.train_from_iterator((morpheme_split(part) for part in parts), trainer)
         backend.post_processor = processors.TemplateProcessing(
             single="[CLS] $A [SEP]",
             pair="[CLS] $A [SEP] $B [SEP]",
@@ -399,6 +416,10 @@ class ThunderTokenizer:
             raise FileNotFoundError(f"{info_path} not found: {path} is not a Thunder tokenizer directory")
         info = json.loads(info_path.read_text(encoding="utf-8"))
         if info.get("format") != FORMAT:
+            other = TOKENIZER_CLASSES.get(info.get("format"))
+            if cls is ThunderTokenizer and other is not None:  # another tokenizer kind (thunder.release)
+                module, name = other.split(":")
+                return getattr(importlib.import_module(module), name).from_pretrained(path)
             raise ValueError(f"{info_path}: unsupported format {info.get('format')!r} (expected {FORMAT!r})")
         current = mecab_versions()
         for package, version in current.items():
@@ -429,7 +450,7 @@ class ThunderTokenizer:
     def _encode_batch(self, texts: Sequence[str]) -> list[Encoding]:
         """Pieces of all texts at once -> cached piece encodings -> ids and offsets, shifted to each piece's
         position in the texts laid end to end, then cut per document."""
-        pieces = _pieces(texts)
+        pieces = self._split_texts(texts)
         edges = pieces.edges.tolist()
         rows = self._piece_rows([pieces.text[start:end] for start, end in zip(edges[:-1], edges[1:])])
         counts = self._piece_count[rows]
@@ -447,6 +468,25 @@ class ThunderTokenizer:
         bounds = token_bounds.tolist()
         return [Encoding(ids[first:last], pairs[first:last]) for first, last in zip(bounds[:-1], bounds[1:])]
 
+    def _split_texts(self, texts: Sequence[str]) -> _Pieces:
+        """The pieces of all texts laid end to end (each is BPE-encoded on its own)."""
+        return _pieces(texts)
+
+    def encode_ids(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The ids of :meth:`encode_batch` as arrays, without offsets (corpus preparation): the ids of all
+        ``texts`` laid end to end, whether each token begins a piece (a morpheme, for whole-morpheme masking),
+        and the index of each document's first token followed by the total."""
+        with _cyclic_gc_paused():
+            pieces = self._split_texts(texts)
+            edges = pieces.edges.tolist()
+            rows = self._piece_rows([pieces.text[start:end] for start, end in zip(edges[:-1], edges[1:])])
+        counts = self._piece_count[rows]
+        firsts = np.cumsum(counts) - counts
+        ids = self._tokens[np.repeat(self._piece_first[rows] - firsts, counts) + np.arange(int(counts.sum())), 0]
+        begins = np.zeros(len(ids), dtype=bool)
+        begins[firsts[counts > 0]] = True
+        return ids, begins, np.concatenate([[0], np.cumsum(counts)])[pieces.doc_pieces()]
+
     def clear_cache(self) -> None:
         """Forget the cached piece encodings (BPE never crosses a piece, so each distinct piece is encoded once)."""
         self._piece_row: dict[str, int] = {}  # piece -> its row in the two arrays below
@@ -462,7 +502,7 @@ class ThunderTokenizer:
             missing = set(words)
         if missing:
             new = list(missing)
-            encodings = self._backend.encode_batch(new, add_special_tokens=False)
+            encodings = self._encode_pieces(new)
             counts = np.fromiter(map(len, encodings), dtype=np.int64, count=len(new))
             offsets = np.array(list(chain.from_iterable(enc.offsets for enc in encodings)), dtype=np.int64)
             ids = np.fromiter(chain.from_iterable(enc.ids for enc in encodings), dtype=np.int64, count=len(offsets))
@@ -472,6 +512,10 @@ class ThunderTokenizer:
             self._piece_count = np.concatenate([self._piece_count, counts])
             self._tokens = np.concatenate([self._tokens, np.column_stack([ids, offsets.reshape(-1, 2)])])
         return np.fromiter(map(self._piece_row.__getitem__, words), dtype=np.int64, count=len(words))
+
+    def _encode_pieces(self, pieces: list[str]) -> list:
+        """BPE encodings of single pieces (``ids``, ``offsets`` within the piece), one Rust batch call."""
+        return self._backend.encode_batch(pieces, add_special_tokens=False)
 
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
         """Text of ``ids``; for the ids of :meth:`encode` this is the original text exactly."""
@@ -546,35 +590,3 @@ def _cyclic_gc_paused() -> Iterator[None]:
 
 
 # ----------------------------------------------------------------------------------------------- CLI
-
-
-def iter_training_texts(inputs: Sequence[str | Path], skipped: list[str] | None = None) -> Iterator[str]:
-    """Texts of files and directories (``*.md``, ``*.txt`` recursively) for tokenizer training.
-
-    Annotated judgments (files with ``<<<tag>>>`` markup) give their text without the tags
-    (:func:`thunder.annotation.parse_annotated`); a malformed one is logged, appended to ``skipped`` and left out.
-    """
-    from thunder.annotation import AnnotationError, parse_annotated
-
-    for item in inputs:
-        path = Path(item)
-        if path.is_dir():
-            files = sorted(p for p in path.rglob("*") if p.suffix in (".md", ".txt") and p.is_file())
-        elif path.is_file():
-            files = [path]
-        else:
-            raise FileNotFoundError(f"tokenizer training input not found: {path}")
-        for file in files:
-            try:
-                raw = file.read_text(encoding="utf-8")
-            except UnicodeDecodeError as error:
-                raise ValueError(f"{file}: not UTF-8 (byte {error.start})") from error
-            if "<<<" not in raw:
-                yield raw
-                continue
-            try:
-                yield parse_annotated(raw, source=str(file)).text
-            except AnnotationError as error:
-                logger.warning("tokenizer training: skipping malformed annotated file: %s", error)
-                if skipped is not None:
-                    skipped.append(str(error))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from thunder.export import export_checkpoint
+from thunder.checkpoint import export_checkpoint
 
 
 def export_command(checkpoint: str, out: str, tokenizer: str | None = None) -> None:

@@ -1,0 +1,350 @@
+"""Fail closed (issue 12): bad inputs, bad artefacts and interruptions never give exit 0 with an unprocessed document,
+never overwrite an input or another output, never lose finished work, and never run code from a model file."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_deid import check_invariants, write_tiny_export
+
+from thunder.checkpoint import ArtefactError, load_exported
+from thunder.cli import main
+from thunder.deid import Deidentifier, find_keys
+from thunder.operators import entity_key
+from thunder.taxonomy import LabelSet, Taxonomy
+
+PHONE = "연락처 010-1234-5678로 전화하였다.\n"
+
+
+def deid(*args: str) -> tuple[int, str]:
+    """``thunder deid ARGS`` in this process: (exit code, the error line or "")."""
+    try:
+        main(["deid", *args])
+    except SystemExit as error:
+        if isinstance(error.code, str):
+            return 1, error.code
+        return error.code or 0, ""
+    return 0, ""
+
+
+@pytest.fixture(scope="module")
+def export(tmp_path_factory) -> Path:
+    return write_tiny_export(tmp_path_factory.mktemp("model") / "export")
+
+
+# ----------------------------------------------------------------------------------------------- security
+
+
+class Payload:
+    """Unpickling this object creates a marker file: proof that code from the checkpoint ran."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path.touch, (self.marker,))
+
+
+def test_a_checkpoint_with_a_pickled_payload_is_refused_and_runs_nothing(tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    evil = tmp_path / "evil.ckpt"
+    torch.save({"state_dict": {}, "thunder": {"task": "token-classification", "hf_config": {}}, "x": Payload(marker)},
+               evil)  # fmt: skip
+    source = tmp_path / "a.txt"
+    source.write_text(PHONE, encoding="utf-8")
+    for args in (["deid", "--model", str(evil), str(source)], ["export", "--checkpoint", str(evil), "--out", "o"]):
+        with pytest.raises(SystemExit) as exit:
+            main(args)
+        assert "not a loadable checkpoint of tensors and plain data" in str(exit.value.code)
+        assert not marker.exists()
+
+
+def test_stored_file_names_cannot_escape(tmp_path: Path, export: Path) -> None:
+    from safetensors.torch import load_file
+
+    state = {f"model.{k}": v for k, v in load_file(export / "model.safetensors").items()}
+    config = json.loads((export / "config.json").read_text())
+    info = json.loads((export / "thunder.json").read_text())
+    for name in ("../escaped.json", "/tmp/absolute.json", "sub/dir.json", ".hidden"):
+        ckpt = tmp_path / "bad.ckpt"
+        files = {name: b"{}", "tokenizer.json": (export / "tokenizer.json").read_bytes()}
+        torch.save({"state_dict": state, "thunder": {"task": "token-classification", "hf_config": config,
+                                                     "label_set": info["label_set"], "tokenizer_files": files}}, ckpt)
+        with pytest.raises(ArtefactError, match="refusing the stored file name"):
+            load_exported(ckpt)
+    assert not (tmp_path.parent / "escaped.json").exists() and not Path("/tmp/absolute.json").exists()
+
+
+def test_sharded_checkpoints_are_refused_at_inference(tmp_path: Path) -> None:
+    sharded = tmp_path / "last.ckpt"
+    sharded.mkdir()
+    (sharded / "meta.pt").write_bytes(b"")
+    code, message = deid("--model", str(sharded), str(tmp_path))
+    assert code == 1 and "sharded training checkpoint; export it first" in message
+
+
+# ----------------------------------------------------------------------------------------------- artefacts that do not fit
+
+
+def _copy(export: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(export, tmp_path / "copy"))
+
+
+def _other_tokenizer():
+    from thunder.tokenizer import ThunderTokenizer
+
+    texts = ["전혀 다른 말뭉치에서 배운 토크나이저입니다.", "피고인 홍길동은 피해자 김철수에게 전화하였다."] * 4
+    return ThunderTokenizer.train(texts, vocab_size=300, min_frequency=1)
+
+
+def test_a_tokenizer_that_is_not_the_models_is_refused(tmp_path: Path, export: Path) -> None:
+    broken = _copy(export, tmp_path)
+    _other_tokenizer().save_pretrained(broken)
+    with pytest.raises(ArtefactError, match="is not the one the model was trained with"):
+        load_exported(broken)
+
+
+def test_a_permuted_vocabulary_is_refused(tmp_path: Path, export: Path) -> None:
+    broken = _copy(export, tmp_path)
+    data = json.loads((broken / "tokenizer.json").read_text(encoding="utf-8"))
+    vocab = data["model"]["vocab"]
+    first, second = sorted(vocab, key=vocab.get)[10:12]
+    vocab[first], vocab[second] = vocab[second], vocab[first]
+    (broken / "tokenizer.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    with pytest.raises(ArtefactError, match="tokenizer"):
+        load_exported(broken)
+
+
+def test_a_label_set_that_does_not_fit_the_head_is_refused(tmp_path: Path, export: Path) -> None:
+    broken = _copy(export, tmp_path)
+    info = json.loads((broken / "thunder.json").read_text(encoding="utf-8"))
+    info["label_set"] = LabelSet(Taxonomy.load(), "category", "IO").to_dict()  # valid, but not the head's
+    (broken / "thunder.json").write_text(json.dumps(info, ensure_ascii=False), encoding="utf-8")
+    source = _tree(tmp_path, {"a.txt": PHONE}) / "a.txt"
+    code, message = deid("--model", str(broken), str(source))
+    assert code == 1 and "refusing to relabel" in message
+
+
+def test_export_refuses_another_tokenizer(tmp_path: Path) -> None:
+    from test_models import RepeatedBatch, token_batch, trainer
+
+    from thunder.checkpoint import export_checkpoint
+    from thunder.data import DEMO_TOKENIZER
+    from thunder.models import TokenClassifier
+    from thunder.tokenizer import ThunderTokenizer
+
+    tokenizer = ThunderTokenizer.from_pretrained(DEMO_TOKENIZER)
+    label_set = LabelSet(Taxonomy.load(), "category", "IO")
+    module = TokenClassifier(backbone="tiny", lr=1e-3)
+    fit = trainer(tmp_path, 1)
+    fit.fit(module, datamodule=RepeatedBatch(token_batch(tokenizer, label_set), tokenizer, label_set))
+    fit.save_checkpoint(tmp_path / "model.ckpt")
+    other = tmp_path / "other"
+    _other_tokenizer().save_pretrained(other)
+    with pytest.raises(ArtefactError, match="is not the one the model was trained with"):
+        export_checkpoint(tmp_path / "model.ckpt", tmp_path / "out", tokenizer=other)
+    assert not (tmp_path / "out").exists()
+
+
+# ----------------------------------------------------------------------------------------------- options out of range
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--batch_size", "-1", "batch_size must be a whole number of at least 1"),
+        ("--batch_size", "0", "batch_size must be a whole number of at least 1"),
+        ("--max_length", "-5", "max_length must be at least 3"),
+        ("--stride", "-1", "stride (tokens shared by consecutive windows) must be >= 0"),
+        ("--stride", "510", "must be >= 0 and < max_length - 2 = 510"),
+        ("--threshold", "0", "threshold must lie strictly between 0 and 1"),
+        ("--threshold", "1.5", "threshold must lie strictly between 0 and 1"),
+        ("--operator", "nonsense", "unknown operator 'nonsense'"),
+        ("--operator", "no.such.Module", "unknown operator 'no.such.Module'"),
+        ("--recognizers", "[no_such_recognizer]", "unknown recognizer 'no_such_recognizer'"),
+        ("--operators", '{"no_such_label": "mask"}', "name no label, category or tier 1"),
+    ],
+)
+def test_options_out_of_range_are_refused_up_front(tmp_path: Path, option: str, value: str, message: str) -> None:
+    source = tmp_path / "a.txt"
+    source.write_text(PHONE, encoding="utf-8")
+    code, error = deid(str(source), "--out", str(tmp_path / "out"), option, value)
+    assert code == 1 and message in error and error.startswith("thunder deid: error:")
+    assert not (tmp_path / "out").exists()
+
+
+# ----------------------------------------------------------------------------------------------- nothing overwritten
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+def test_inputs_with_the_same_name_keep_their_layout(tmp_path: Path) -> None:
+    _tree(tmp_path, {"a/x.txt": PHONE, "b/x.txt": "메일 kim@example.com", "c/d.jsonl": '{"id": 1, "text": "1"}\n',
+                     "e/d.jsonl": '{"id": 1, "text": "2"}\n'})  # fmt: skip
+    out = tmp_path / "out"
+    inputs = [str(tmp_path / p) for p in ("a/x.txt", "b/x.txt", "c/d.jsonl", "e/d.jsonl")]
+    assert deid(*inputs, "--out", str(out)) == (0, "")
+    assert (out / "a" / "x.txt").read_text(encoding="utf-8") == "연락처 A로 전화하였다.\n"
+    assert (out / "b" / "x.txt").read_text(encoding="utf-8") == "메일 A"
+    assert [json.loads(p.read_text())["text"] for p in (out / "c" / "d.jsonl", out / "e" / "d.jsonl")] == ["1", "2"]
+
+
+@pytest.mark.parametrize(
+    ("layout", "args", "message"),
+    [
+        ({"in/d.jsonl": '{"id": "x", "text": "1"}\n{"id": "y", "text": "2"}\n{"id": "x", "text": "3"}\n'},
+         ["in", "--out", "out"], "d.jsonl:3: id 'x' repeats line 1"),
+        ({"in/a.txt": PHONE}, ["in", "--out", "in"], "is inside the input directory"),
+        ({"in/a.txt": PHONE}, ["in", "--out", "in/out"], "is inside the input directory"),
+        ({"in/a.txt": PHONE}, ["in/a.txt", "in/a.txt", "--out", "out"], "given twice"),
+        ({"in/a.txt": PHONE}, ["in", "--spans", "in/a.txt"], "is an input file"),
+        ({"in/a.txt": PHONE}, ["in", "--in_place", "--out", "out"], "--in_place writes each output over its input"),
+    ],
+)
+def test_collisions_are_refused_before_any_work(tmp_path: Path, monkeypatch, layout, args, message) -> None:
+    monkeypatch.chdir(_tree(tmp_path, layout))
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    code, error = deid(*args)
+    assert code == 1 and message in error
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+
+
+def test_in_place_replaces_the_inputs_when_asked(tmp_path: Path) -> None:
+    _tree(tmp_path, {"in/a.txt": PHONE})
+    assert deid(str(tmp_path / "in"), "--in_place") == (0, "")
+    assert (tmp_path / "in" / "a.txt").read_text(encoding="utf-8") == "연락처 A로 전화하였다.\n"
+
+
+def test_directories_read_every_known_extension_and_say_what_they_skip(tmp_path: Path, capsys) -> None:
+    _tree(tmp_path, {"in/A.TXT": PHONE, "in/b.JsonL": '{"id": "j", "text": "010-1234-5678"}\n', "in/c.csv": "x"})
+    assert deid(str(tmp_path / "in"), "--out", str(tmp_path / "out")) == (0, "")
+    assert (tmp_path / "out" / "A.TXT").is_file() and (tmp_path / "out" / "b.JsonL").is_file()
+    assert "skipped files that are not .jsonl/.md/.txt (1 .csv)" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------------------------- nothing lost
+
+
+def test_bad_documents_are_reported_and_the_others_written(tmp_path: Path, capsys) -> None:
+    records = ['{"id": "ok", "text": "010-1234-5678"}', '{"id": "lone", "text": "\\ud800 홍길동"}',
+               '{"id": "number", "text": 5}', '{"id": "masked", "text": "주민번호 900101-1******, 메모 900101-1 010-1234-5678"}',
+               '{"id": "last", "text": "kim@example.com"}']  # fmt: skip
+    _tree(tmp_path, {"in/docs.jsonl": "\n".join(records) + "\n"})
+    code, _ = deid(str(tmp_path / "in"), "--out", str(tmp_path / "out"), "--operator", "mask", "--batch_size", "8")
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "docs.jsonl:2: text holds a lone surrogate at character 0" in err
+    assert "docs.jsonl:3: bad JSONL record ('text' is not a string)" in err
+    assert "docs.jsonl:4: not de-identified (RuntimeError: cannot remove" in err
+    assert "2 written, 3 failed, of 5 documents" in err
+    written = [json.loads(line) for line in (tmp_path / "out" / "docs.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in written] == ["ok", "last"]
+
+
+def test_interrupted_run_keeps_finished_work_and_resumes(tmp_path: Path, monkeypatch, capsys) -> None:
+    layout = {f"in/{i}.txt": f"문서 {i} 연락처 010-1234-56{i:02d}" for i in range(5)}
+    layout["in/d.jsonl"] = "".join(json.dumps({"id": f"j{i}", "text": f"010-9999-00{i:02d}"}) + "\n" for i in range(3))
+    _tree(tmp_path, layout)
+    out, spans = tmp_path / "out", tmp_path / "spans.jsonl"
+    calls = {"n": 0}
+    original = Deidentifier.deidentify_batch
+
+    def interrupted(self, texts):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise KeyboardInterrupt
+        return original(self, texts)
+
+    monkeypatch.setattr(Deidentifier, "deidentify_batch", interrupted)
+    code, _ = deid(str(tmp_path / "in"), "--out", str(out), "--spans", str(spans), "--batch_size", "2")
+    assert code == 130 and "interrupted: 6 of 8 documents written" in capsys.readouterr().err
+    assert len(list(out.rglob("*.txt"))) == 5 and len((out / "d.jsonl").read_text().splitlines()) == 1
+    (out / ".0.txt.thunder-abc.tmp").write_text("left by a killed run")
+    with (out / "d.jsonl").open("a") as stream:
+        stream.write('{"id": "j1", "te')  # a line cut off by kill -9
+    monkeypatch.setattr(Deidentifier, "deidentify_batch", original)
+    assert deid(str(tmp_path / "in"), "--out", str(out), "--spans", str(spans)) == (0, "")
+    assert "2 written, 6 already done, 0 failed, of 8 documents" in capsys.readouterr().err
+    assert [json.loads(line)["id"] for line in (out / "d.jsonl").read_text().splitlines()] == ["j0", "j1", "j2"]
+    assert not list(out.rglob("*.tmp"))
+    span_docs = [json.loads(line)["doc"] for line in spans.read_text().splitlines()]
+    assert len(span_docs) == len(set(span_docs)) == 8  # one phone per document, none twice
+
+
+def test_sigterm_ends_the_run_with_130_and_a_line(tmp_path: Path) -> None:
+    _tree(tmp_path, {f"in/{i:03d}.txt": PHONE * 20 for i in range(400)})
+    process = subprocess.Popen([sys.executable, "-m", "thunder.cli", "deid", str(tmp_path / "in"), "--out",
+                                str(tmp_path / "out"), "--batch_size", "1"], stderr=subprocess.PIPE, text=True)  # fmt: skip
+    out = tmp_path / "out"
+    for _ in range(600):
+        if out.is_dir() and any(out.iterdir()):
+            break
+        subprocess.run(["sleep", "0.05"])
+    process.terminate()
+    err = process.communicate(timeout=120)[1]
+    assert process.returncode == 130
+    assert "interrupted:" in err and "of 400 documents written" in err and "Traceback" not in err
+
+
+def test_placeholders_skip_letters_already_standing_in_the_text() -> None:
+    result = Deidentifier()("피고인 A는 피해자 B에게 010-1234-5678로, C는 02-123-4567로 연락하였다.")
+    assert result.text == "피고인 A는 피해자 B에게 D로, C는 E로 연락하였다."
+
+
+# ----------------------------------------------------------------------------------------------- properties
+
+
+TEXTS = st.lists(
+    st.sampled_from(["피고인 ", "홍길동", "은 ", "010-1234-5678", "로 ", "kim@example.com", "A", "B는 ", "\n", "12가3456",
+                     "900101-1234568", "피해자 ", "에게 ", "서울 ", ", "]),  # fmt: skip
+    max_size=30,
+).map("".join)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts=st.lists(TEXTS, min_size=1, max_size=4), operator=st.sampled_from(["placeholder", "tag", "mask"]),
+       batch_size=st.integers(1, 3))  # fmt: skip
+def test_property_outputs_and_exit_code(tmp_path_factory, texts: list[str], operator: str, batch_size: int) -> None:
+    root = tmp_path_factory.mktemp("prop")
+    source = root / "in.jsonl"
+    source.write_text("".join(json.dumps({"id": str(i), "text": t}) + "\n" for i, t in enumerate(texts)))
+    spans = root / "spans.jsonl"
+    deidentifier = Deidentifier(operator=operator)
+    expected_failures = 0
+    for text in texts:
+        try:
+            result = deidentifier(text)
+        except RuntimeError:
+            expected_failures += 1
+            continue
+        assert all(text[s.start : s.end] == s.text for s in result.spans)  # offsets index the original
+        if operator == "placeholder":
+            check_invariants(text, result)  # outside replaced spans the text is identical (particles aside)
+        assert not find_keys(result.text, {entity_key(s.text) for s in result.spans})  # nothing detected survives
+    code, _ = deid(str(source), "--out", str(root / "out"), "--spans", str(spans), "--operator", operator,
+                   "--batch_size", str(batch_size))  # fmt: skip
+    assert (code != 0) == (expected_failures > 0)
+    written = (root / "out" / "in.jsonl").read_text().splitlines() if (root / "out" / "in.jsonl").exists() else []
+    assert len(written) == len(texts) - expected_failures
+
+
+def test_jsonl_lines_end_at_newlines_only(tmp_path: Path) -> None:
+    """U+2028 and U+0085 are written raw inside JSON strings (ensure_ascii=False): not line breaks."""
+    record = json.dumps({"id": "x", "text": "전화\u2028010-1234-5678\u0085끝"}, ensure_ascii=False)
+    _tree(tmp_path, {"in.jsonl": record + "\n"})
+    assert deid(str(tmp_path / "in.jsonl"), "--out", str(tmp_path / "out")) == (0, "")
+    written = json.loads((tmp_path / "out" / "in.jsonl").read_text(encoding="utf-8"))
+    assert written == {"id": "x", "text": "전화\u2028A\u0085끝"}

@@ -1,0 +1,40 @@
+"""``thunder import``: a published SNU Thunder-DeID model directory as a regular Thunder export directory."""
+
+from __future__ import annotations
+
+from thunder.checkpoint import check_fit, check_new_directory, write_export
+from thunder.release import load_release
+from thunder.taxonomy import Taxonomy
+
+
+def import_command(
+    model: str,
+    out: str,
+    tokenizer: str | None = None,
+    labels: str | None = None,
+    taxonomy: str | None = None,
+    alias_files: list[str] | None = None,
+    protected: list[str] | None = None,
+) -> None:
+    """Convert a release model (SNU_Thunder-DeID-340M / -750M / -1.5B) into a Thunder export directory.
+
+    Args:
+        model: the downloaded release directory (config.json with the 595 labels, weights, tokenizer files).
+        out: new output directory, then used with ``thunder deid|evaluate --model out`` or ``init_from: out``.
+        tokenizer: the release tokenizer directory, when the model directory holds none
+            (``tokenizer/default_tokenizers/mecab_bpe_deid_32k`` of the release's GitHub repository; 128k for 1.5B).
+        labels: the release's label file as JSON (``{"0": "IT회사", "1": "O", ...}``), when config.json has no names.
+        taxonomy: the taxonomy the labels are mapped onto (default: the packaged one).
+        alias_files: JSON files ``{release label: taxonomy label}`` for labels nothing else maps.
+        protected: words to keep as one added token each, like the release's protected words (their embeddings
+            start at the mean embedding); default none.
+    """
+    base = Taxonomy.load(taxonomy, alias_files or ())
+    check_new_directory(out)
+    net, tok, label_set, report = load_release(model, tokenizer, labels, base, protected or ())
+    check_fit(net.config, tok, None, label_set, model)
+    path = write_export(out, net, tok, label_set, "token-classification", converted_from=report)
+    rules = ", ".join(f"{count} {rule}" for rule, count in sorted(report["rules"].items()))
+    print(f"converted {model} to {path}: {report['labels']} labels ({rules})")
+    for tag, target in report["not_exact"].items():
+        print(f"  {tag} -> {target}")

@@ -1,0 +1,45 @@
+"""URL: web addresses with a scheme or ``www.``."""
+
+from __future__ import annotations
+
+import random
+import re
+
+from thunder.identifiers import user_id
+from thunder.identifiers.base import Identifier, PatternRecognizer
+from thunder.identifiers.context import MentionContext
+
+NAME = "url"
+
+
+class Url(PatternRecognizer):
+    """URLs with a scheme or ``www.`` (0.9; trailing punctuation and closing brackets are left out)."""
+
+    name = "url"
+    identifier = NAME
+    pattern = re.compile(r"(?P<id>(?:https?://|www\.)[^\s<>\"'가-힣]*[^\s<>\"'가-힣.,;:!?)\]}])")
+    base_score = 0.9
+
+
+def generate(rng: random.Random, context: MentionContext) -> str:
+    """A URL of a Korean blog, cafe, open chat, shop or a plain site."""
+    name = user_id.generate(rng, context).replace(".", "").replace("_", "")
+    roll = rng.randrange(7)
+    if roll == 0:
+        return f"https://blog.naver.com/{name}/{rng.randint(220000000000, 223999999999)}"
+    if roll == 1:
+        return f"https://cafe.naver.com/{name}/{rng.randint(1, 99999)}"
+    if roll == 2:
+        return f"https://{name}.tistory.com/{rng.randint(1, 999)}"
+    if roll == 3:
+        code = "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789") for _ in range(8))
+        return f"https://open.kakao.com/o/{code}"
+    if roll == 4:
+        return f"https://smartstore.naver.com/{name}"
+    if roll == 5:
+        return f"https://cafe.daum.net/{name}"
+    scheme = rng.choice(("https://", "http://", "www.", "https://www."))
+    return f"{scheme}{name}.{rng.choice(('com', 'co.kr', 'kr', 'net'))}"
+
+
+IDENTIFIER = Identifier(NAME, Url, generate)

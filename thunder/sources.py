@@ -1,0 +1,206 @@
+"""Input documents: files, directories, JSONL and stdin, listed once with what was skipped and why.
+
+``thunder deid``, ``thunder predict`` and ``thunder tokenizer train`` read their inputs through :func:`list_inputs`
+and :func:`read_documents`. A directory is searched recursively for text files (``.txt``, ``.md``) and JSONL files
+(``.jsonl``; one ``{"id", "text"}`` record per line), extensions compared case-insensitively; other files are
+reported as skipped. Every input file gets a relative path under the common ancestor of the inputs, so that two
+inputs ``a/x.txt`` and ``b/x.txt`` can never be written to the same output.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator, Sequence
+
+TEXT_SUFFIXES = (".txt", ".md")
+JSONL_SUFFIXES = (".jsonl",)
+STDIN = "<stdin>"
+
+
+class InputError(ValueError):
+    """Inputs that cannot be used as given (missing, duplicated, colliding); the message names them."""
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """One input file: where it is, where its output goes (relative path), and whether it is JSONL."""
+
+    path: Path
+    relative: str
+    jsonl: bool
+
+
+@dataclass
+class Listing:
+    """The input files in a fixed order, and a line per skipped file or directory."""
+
+    files: list[InputFile]
+    skipped: list[str] = field(default_factory=list)
+    stdin: bool = False
+    directories: list[Path] = field(default_factory=list)  # the directory inputs, resolved
+
+
+@dataclass(frozen=True)
+class Document:
+    """One document to process, or (``error`` set) one that cannot be read: ``where`` names file and line."""
+
+    id: str
+    text: str
+    file: InputFile | None  # None: stdin
+    line: int | None = None  # JSONL line
+    error: str | None = None
+
+    @property
+    def where(self) -> str:
+        source = str(self.file.path) if self.file else STDIN
+        return f"{source}:{self.line}" if self.line is not None else source
+
+
+def _suffix(path: Path) -> str:
+    return path.suffix.lower()
+
+
+def list_inputs(inputs: Sequence[str | Path], suffixes: Sequence[str] = TEXT_SUFFIXES + JSONL_SUFFIXES) -> Listing:
+    """The files of ``inputs`` (files and directories; none: stdin) in a fixed order.
+
+    Raises :class:`InputError` for a missing input or a file given twice. A file given by name is taken whatever
+    its extension (JSONL when it ends in ``.jsonl``); in directories, files with other extensions are skipped and
+    listed in ``Listing.skipped``.
+    """
+    if not inputs:
+        return Listing([], stdin=True)
+    wanted = {s.lower() for s in suffixes}
+    found: list[tuple[Path, Path]] = []  # (file, base its relative path starts from)
+    skipped: list[str] = []
+    for name in inputs:
+        path = Path(name)
+        if path.is_dir():
+            other: Counter[str] = Counter()
+            for file in sorted(p for p in path.rglob("*") if p.is_file()):
+                if _suffix(file) in wanted and not file.name.startswith("."):
+                    found.append((file, path))
+                else:
+                    other[_suffix(file) or file.name] += 1
+            if other:
+                kinds = ", ".join(f"{count} {kind}" for kind, count in other.most_common())
+                skipped.append(f"{path}: skipped files that are not {'/'.join(sorted(wanted))} ({kinds})")
+        elif path.is_file():
+            found.append((path, path.parent))
+        elif path.exists():
+            raise InputError(f"{path}: not a file or directory")
+        else:
+            raise InputError(f"{path}: no such file or directory")
+    directories = [Path(name).resolve() for name in inputs if Path(name).is_dir()]
+    return Listing(_relative_paths(found), skipped, directories=directories)
+
+
+def _relative_paths(found: list[tuple[Path, Path]]) -> list[InputFile]:
+    """Each file's path relative to the common ancestor of the inputs; a file given twice is refused."""
+    resolved = [(file, file.resolve(), base.resolve()) for file, base in found]
+    seen: dict[Path, Path] = {}
+    for file, real, _ in resolved:
+        if real in seen:
+            raise InputError(f"{file}: given twice (also as {seen[real]})")
+        seen[real] = file
+    bases = {base for _, _, base in resolved}
+    root = Path(os.path.commonpath([str(b) for b in bases])) if bases else Path(".")
+    return [InputFile(file, real.relative_to(root).as_posix(), _suffix(file) in JSONL_SUFFIXES) for file, real, _ in resolved]
+
+
+def read_text(path: Path) -> str:
+    """A text file as strict UTF-8; :class:`InputError` names the file and byte."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(f"{path}: not valid UTF-8 at byte {error.start} ({error.reason})") from None
+
+
+def _check_encodable(text: str) -> str | None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return f"text holds a lone surrogate at character {error.start}"
+    return None
+
+
+def read_documents(listing: Listing) -> Iterator[Document]:
+    """Every document of ``listing`` in order; unreadable ones come with ``error`` set and empty text."""
+    if listing.stdin:
+        data = sys.stdin.buffer.read()
+        try:
+            yield Document(STDIN, data.decode("utf-8"), None)
+        except UnicodeDecodeError as error:
+            yield Document(STDIN, "", None, error=f"not valid UTF-8 at byte {error.start} ({error.reason})")
+        return
+    for file in listing.files:
+        try:
+            if file.jsonl:
+                yield from read_jsonl(file)
+            else:
+                yield Document(str(file.path), read_text(file.path), file)
+        except InputError as error:
+            yield Document(str(file.path), "", file, error=str(error).removeprefix(f"{file.path}: "))
+        except OSError as error:
+            yield Document(str(file.path), "", file, error=f"cannot read ({error.strerror or error})")
+
+
+def read_jsonl(file: InputFile) -> Iterator[Document]:
+    """The ``{"id", "text"}`` records of a JSONL file (id default: ``NAME:LINE``); a bad record comes with ``error``."""
+    for number, line in enumerate(read_text(file.path).split("\n"), start=1):
+        if not line.strip():
+            continue
+        default_id = f"{file.path.name}:{number}"
+        try:
+            record = json.loads(line)
+            if not isinstance(record, dict):
+                raise TypeError("not a JSON object")
+            text = record["text"]
+            if not isinstance(text, str):
+                raise TypeError("'text' is not a string")
+            doc_id = record.get("id", default_id)
+            if not isinstance(doc_id, (str, int)) or isinstance(doc_id, bool):
+                raise TypeError("'id' is not a string or integer")
+        except (ValueError, KeyError, TypeError) as error:
+            reason = f"missing {error}" if isinstance(error, KeyError) else str(error)
+            yield Document(default_id, "", file, number, f"bad JSONL record ({reason})")
+            continue
+        problem = _check_encodable(text)
+        yield Document(str(doc_id), "" if problem else text, file, number, problem)
+
+
+def iter_texts(listing: Listing, skipped: list[str] | None = None) -> Iterator[str]:
+    """The plain text of every document (tokenizer training): annotated judgments (``<<<tag>>>`` markup) without
+    their tags; an unreadable or malformed document is appended to ``skipped`` (``file:line: reason``) and left out."""
+    from thunder.annotation import AnnotationError, parse_annotated
+
+    for doc in read_documents(listing):
+        if doc.error is not None:
+            if skipped is not None:
+                skipped.append(f"{doc.where}: {doc.error}")
+            continue
+        if "<<<" not in doc.text:
+            yield doc.text
+            continue
+        try:
+            yield parse_annotated(doc.text, source=doc.where).text
+        except AnnotationError as error:
+            if skipped is not None:
+                skipped.append(str(error))
+
+
+def check_unique_ids(listing: Listing) -> None:
+    """Refuse a JSONL file in which two records share an id (their outputs would collide)."""
+    for file in listing.files:
+        if not file.jsonl:
+            continue
+        first: dict[str, int] = {}
+        for doc in read_jsonl(file):
+            if doc.error is None and doc.id in first:
+                raise InputError(f"{file.path}:{doc.line}: id {doc.id!r} repeats line {first[doc.id]}")
+            first.setdefault(doc.id, doc.line or 0)
