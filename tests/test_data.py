@@ -15,6 +15,7 @@ from lightning.pytorch import LightningModule, Trainer
 from lightning.pytorch.callbacks import Callback, ModelCheckpoint
 
 from thunder.commands.data import preview_command
+from thunder.corpus import iter_documents
 from thunder.data import (
     DEMO_CORPUS,
     IGNORE_INDEX,
@@ -32,7 +33,6 @@ from thunder.data import (
 )
 from thunder.synthesis import EntitySpan
 from thunder.taxonomy import LabelSet, Taxonomy
-from thunder.sources import iter_texts, list_inputs
 from thunder.tokenizer import ThunderTokenizer
 
 torch.set_num_threads(1)
@@ -42,7 +42,7 @@ torch.set_num_threads(1)
 def tokenizer_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny ThunderTokenizer trained on the demo corpus (a few seconds)."""
     path = tmp_path_factory.mktemp("tokenizer")
-    ThunderTokenizer.train(iter_texts(list_inputs([DEMO_CORPUS])), vocab_size=800).save_pretrained(path)
+    ThunderTokenizer.train(iter_documents([DEMO_CORPUS]), vocab_size=800).save_pretrained(path)
     return path
 
 

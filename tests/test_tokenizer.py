@@ -11,7 +11,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from thunder.commands.tokenizer import train_command
-from thunder.sources import InputError
 from thunder.tokenizer import (
     SPECIAL_TOKENS,
     ThunderTokenizer,
@@ -301,13 +300,13 @@ def test_train_command_on_a_tiny_corpus(tmp_path: Path, capsys: pytest.CaptureFi
     out = tmp_path / "tok"
     train_command(input=[str(corpus)], out=str(out), vocab_size=300, min_frequency=2)
     printed = capsys.readouterr().out
-    assert "skipped 1 unreadable or malformed" in printed and "doc_00002.md" in printed
+    assert "skipped 1 malformed annotated" in printed and "doc_00002.md" in printed
 
     trained = ThunderTokenizer.from_pretrained(out)
     assert trained.vocab_size == 300
     assert not any("<<" in token or ">>" in token for token in trained.hf.get_vocab())  # tags were stripped
     assert trained.decode(trained.encode("피고인 A은 B에서").ids) == "피고인 A은 B에서"
-    with pytest.raises(InputError, match="missing: no such file or directory"):
+    with pytest.raises(FileNotFoundError, match="corpus input not found: .*missing"):
         train_command(input=[str(tmp_path / "missing")], out=str(out))
 
 

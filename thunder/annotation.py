@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, NamedTuple
 
+from thunder.sources import list_inputs
+
 logger = logging.getLogger(__name__)
 
 # every run of two or more brackets: a tag (``<<<name>>>``, ``<<</name>>>``, two-bracket ``<<name>>``, extra ``>``
@@ -306,11 +308,13 @@ def iter_corpus(
     root = Path(root)
     if not root.exists():
         raise FileNotFoundError(f"annotated corpus not found: {root}")
-    paths = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.suffix in (".md", ".jsonl") and p.is_file())
-    for path in paths:
-        rel = path.stem if path == root else path.relative_to(root).with_suffix("").as_posix()
+    listing = list_inputs([root], suffixes=(".md", ".jsonl"))
+    for line in listing.skipped:
+        logger.warning("annotated corpus: %s", line)
+    for file in listing.files:
+        path, rel = file.path, file.relative.rsplit(".", 1)[0]
         try:
-            if path.suffix == ".jsonl":
+            if file.jsonl:
                 for item in _iter_jsonl(path, rel):
                     if isinstance(item, AnnotationError):
                         _handle(item, errors, failures)

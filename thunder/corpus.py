@@ -8,6 +8,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from thunder.sources import list_inputs
+
 logger = logging.getLogger(__name__)
 
 KINDS = {".txt": "text", ".jsonl": "jsonl", ".md": "annotated"}
@@ -29,20 +31,19 @@ class Span:
 
 
 def plan(inputs: Sequence[str | Path], split_bytes: int = SPLIT_BYTES) -> list[Span]:
-    """Work items over files and directories (``*.txt``, ``*.jsonl``, ``*.md`` recursively), big files cut in ranges."""
-    files: list[Path] = []
+    """Work items over files and directories (``*.txt``, ``*.jsonl``, ``*.md`` recursively, found by
+    :func:`thunder.sources.list_inputs`; what it skips is logged), big files cut in ranges."""
     for item in map(Path, inputs):
-        if item.is_dir():
-            files += sorted(p for p in item.rglob("*") if p.suffix in KINDS and p.is_file())
-        elif item.is_file():
-            if item.suffix not in KINDS:
-                raise ValueError(f"{item}: unsupported corpus file type (expected {', '.join(KINDS)})")
-            files.append(item)
-        else:
+        if not item.exists():
             raise FileNotFoundError(f"corpus input not found: {item}")
+        if item.is_file() and item.suffix.lower() not in KINDS:
+            raise ValueError(f"{item}: unsupported corpus file type (expected {', '.join(KINDS)})")
+    listing = list_inputs(inputs, suffixes=tuple(KINDS))
+    for line in listing.skipped:
+        logger.warning("corpus: %s", line)
     spans = []
-    for file in files:
-        size, kind = file.stat().st_size, KINDS[file.suffix]
+    for file in (f.path for f in listing.files):
+        size, kind = file.stat().st_size, KINDS[file.suffix.lower()]
         step = size if kind == "annotated" else split_bytes
         spans += [Span(str(file), start, min(start + step, size), kind) for start in range(0, size, max(step, 1))]
     return spans
@@ -86,24 +87,27 @@ def cut(text: str, max_chars: int) -> Iterator[str]:
         yield "".join(current)
 
 
-def _annotated_text(raw: str, source: str) -> str | None:
-    """The plain text of an annotated judgment (placeholders kept as written); None (logged) when malformed."""
+def _annotated_text(raw: str, source: str, skipped: list[str] | None = None) -> str | None:
+    """The plain text of an annotated judgment (placeholders kept as written); None (logged, and appended to
+    ``skipped``) when malformed."""
     from thunder.annotation import AnnotationError, parse_annotated
 
     try:
         return parse_annotated(raw, source=source).text
     except AnnotationError as error:
         logger.warning("corpus: skipping malformed annotated document: %s", error)
+        if skipped is not None:
+            skipped.append(str(error))
         return None
 
 
-def documents(span: Span, text_field: str = "text") -> Iterator[str]:
+def documents(span: Span, text_field: str = "text", skipped: list[str] | None = None) -> Iterator[str]:
     """The documents of a span: blank-line separated paragraphs of text, JSONL records' ``text_field``, a judgment.
 
     JSONL values with ``<<<tag>>>`` markup and ``.md`` files are read as annotated judgments (tags removed).
     """
     if span.kind == "annotated":
-        text = _annotated_text(Path(span.path).read_text(encoding="utf-8"), span.path)
+        text = _annotated_text(Path(span.path).read_text(encoding="utf-8"), span.path, skipped)
         if text is not None:
             yield text
     elif span.kind == "jsonl":
@@ -118,7 +122,7 @@ def documents(span: Span, text_field: str = "text") -> Iterator[str]:
             value = record.get(text_field) if isinstance(record, dict) else None
             if not isinstance(value, str):
                 raise ValueError(f"{where}: no string field {text_field!r}")
-            text = _annotated_text(value, where) if "<<<" in value else value
+            text = _annotated_text(value, where, skipped) if "<<<" in value else value
             if text is not None:
                 yield text
     else:
@@ -154,12 +158,16 @@ def _paragraphs(span: Span) -> Iterator[str]:
 
 
 def iter_documents(
-    inputs: Sequence[str | Path], text_field: str = "text", max_chars: int | None = None
+    inputs: Sequence[str | Path],
+    text_field: str = "text",
+    max_chars: int | None = None,
+    skipped: list[str] | None = None,
 ) -> Iterator[str]:
-    """Every document of files and directories in order (see :func:`documents`), cut to ``max_chars`` when given.
+    """Every document of files and directories in order (see :func:`documents`), cut to ``max_chars`` when given;
+    malformed annotated documents are left out and appended to ``skipped``.
 
     Reads line by line: memory does not grow with the corpus.
     """
     for span in plan(inputs):
-        for document in documents(span, text_field):
+        for document in documents(span, text_field, skipped):
             yield from (cut(document, max_chars) if max_chars else (document,))

@@ -174,26 +174,6 @@ def read_jsonl(file: InputFile) -> Iterator[Document]:
         yield Document(str(doc_id), "" if problem else text, file, number, problem)
 
 
-def iter_texts(listing: Listing, skipped: list[str] | None = None) -> Iterator[str]:
-    """The plain text of every document (tokenizer training): annotated judgments (``<<<tag>>>`` markup) without
-    their tags; an unreadable or malformed document is appended to ``skipped`` (``file:line: reason``) and left out."""
-    from thunder.annotation import AnnotationError, parse_annotated
-
-    for doc in read_documents(listing):
-        if doc.error is not None:
-            if skipped is not None:
-                skipped.append(f"{doc.where}: {doc.error}")
-            continue
-        if "<<<" not in doc.text:
-            yield doc.text
-            continue
-        try:
-            yield parse_annotated(doc.text, source=doc.where).text
-        except AnnotationError as error:
-            if skipped is not None:
-                skipped.append(str(error))
-
-
 def check_unique_ids(listing: Listing) -> None:
     """Refuse a JSONL file in which two records share an id (their outputs would collide)."""
     for file in listing.files:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from thunder.sources import iter_texts, list_inputs
+from thunder.corpus import iter_documents
 from thunder.tokenizer import ThunderTokenizer
 
 
@@ -15,21 +15,19 @@ def train_command(
     """Train a Mecab-ko + BPE tokenizer and save it as a Hugging Face tokenizer directory.
 
     Args:
-        input: text, JSONL or annotated judgment files, or directories searched recursively for *.md / *.txt /
-            *.jsonl (one path or a list: --input DIR, --input '[A, B]' or --input+ A --input+ B).
+        input: text (documents separated by blank lines), JSONL ({"text": ...} per line) or annotated judgment
+            files, or directories searched recursively for *.txt / *.jsonl / *.md (one path or a list: --input DIR,
+            --input '[A, B]' or --input+ A --input+ B). Read as a stream: memory does not grow with the corpus.
         out: output directory (tokenizer.json, tokenizer_config.json, thunder_tokenizer.json).
         vocab_size: vocabulary size including special tokens (the paper: 32000, or 128000 for the 1.5B model).
         min_frequency: minimum pair frequency for a BPE merge.
     """
     skipped: list[str] = []
-    listing = list_inputs([input] if isinstance(input, str) else input)
-    for line in listing.skipped:
-        print(line)
-    texts = iter_texts(listing, skipped)
+    texts = iter_documents([input] if isinstance(input, str) else input, skipped=skipped)
     tokenizer = ThunderTokenizer.train(texts, vocab_size, min_frequency, show_progress=True)
     tokenizer.save_pretrained(out)
     print(f"saved a {tokenizer.vocab_size}-token tokenizer to {out}")
     if tokenizer.vocab_size < vocab_size:
         print(f"note: the corpus supports only {tokenizer.vocab_size} tokens at min_frequency={min_frequency}")
     if skipped:
-        print(f"skipped {len(skipped)} unreadable or malformed document(s), first: {skipped[0]}")
+        print(f"skipped {len(skipped)} malformed annotated document(s), first: {skipped[0]}")
