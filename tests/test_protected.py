@@ -25,6 +25,11 @@ def test_protect_drops_only_model_spans_of_protected_words() -> None:
     assert protect(TEXT, [recognizer_span], words) == [recognizer_span]  # never a recognizer's
     assert protect(TEXT, spans, frozenset()) == spans
     assert protect(TEXT, [span("홍길동")], frozenset({"홍"})) == [span("홍길동")]  # whole words only
+    room = "피고인은 증인대기실 앞에서"  # "증인" tagged alone is part of a longer name: it stays a span
+    assert protect(room, [span("증인", text=room), span("대기실", text=room)], words) == [
+        span("증인", text=room), span("대기실", text=room)]  # fmt: skip
+    quoted = "피고인은 'KTX'에서"
+    assert protect(quoted, [span("'KTX'", text=quoted)], words) == []
 
 
 def test_load_protected_options() -> None:

@@ -8,6 +8,7 @@ protects every capitalised Latin word, which would keep brand and company names.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from thunder.identifiers.base import ScoredSpan
@@ -25,6 +26,7 @@ PROTECTED_WORDS: tuple[str, ...] = (
     "고발인", "증인", "참고인", "변호인", "검사",
 )  # fmt: skip
 _EDGE = " \t'\"‘’“”()[]<>「」『』.,"
+_PARTICLES = re.compile(r"(?:은|는|이|가|을|를|과|와|으로|로|의|에게|에서|에|도|만|께|한테|부터|까지|이나|나|라는|이라는|처럼|보다)+")
 
 
 def load_protected(spec: bool | Sequence[str] | None) -> frozenset[str]:
@@ -48,11 +50,27 @@ def _core(text: str) -> str:
     return core
 
 
+def _whole_word(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` stands alone: no letter or digit touches it, except a particle after it
+    (``증인`` of ``증인대기실`` is part of a longer name, ``CCTV`` of ``CCTV를`` is not)."""
+    if start > 0 and text[start - 1].isalnum():
+        return False
+    particles = _PARTICLES.match(text, end)
+    after = particles.end() if particles else end
+    return after >= len(text) or not text[after].isalnum()
+
+
+def _protected(text: str, span: ScoredSpan, words: frozenset[str]) -> bool:
+    mention = text[span.start : span.end]
+    if mention not in words and _core(mention) not in words:
+        return False
+    start = span.start + len(mention) - len(mention.lstrip(_EDGE))
+    return _whole_word(text, start, span.start + len(mention.rstrip(_EDGE)))
+
+
 def protect(text: str, spans: Iterable[ScoredSpan], words: frozenset[str]) -> list[ScoredSpan]:
-    """``spans`` without the model spans whose text is a protected word; other sources are kept as they are."""
+    """``spans`` without the model spans that are a protected word standing alone (not part of a longer word,
+    such as ``증인`` of ``증인대기실``); spans of other sources are kept as they are."""
     if not words:
         return list(spans)
-    return [
-        span for span in spans
-        if span.source != "model" or (text[span.start : span.end] not in words and _core(text[span.start : span.end]) not in words)
-    ]  # fmt: skip
+    return [span for span in spans if span.source != "model" or not _protected(text, span, words)]
