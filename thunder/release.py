@@ -28,7 +28,6 @@ configs are read by transformers without ``trust_remote_code``, weights as safet
 from __future__ import annotations
 
 import json
-import logging
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
@@ -52,10 +51,11 @@ from thunder.tokenizer import (
     Encoding,
     ThunderTokenizer,
     _Pieces,
+    check_mecab_versions,
     mecab_versions,
+    read_saved_info,
 )
 
-logger = logging.getLogger(__name__)
 
 RELEASE_FORMAT = "snu-release-mecab-bpe/1"
 RELEASE_RULE = (
@@ -190,16 +190,10 @@ class ReleaseTokenizer(ThunderTokenizer):
     def from_pretrained(cls, path: str | Path) -> "ReleaseTokenizer":
         """Load a directory written by :meth:`save_pretrained`."""
         path = Path(path)
-        info_path = path / THUNDER_CONFIG
-        if not info_path.is_file():
-            raise FileNotFoundError(f"{info_path} not found: {path} is not a saved release tokenizer")
-        info = json.loads(info_path.read_text(encoding="utf-8"))
+        info = read_saved_info(path)
         if info.get("format") != RELEASE_FORMAT:
-            raise ValueError(f"{info_path}: format {info.get('format')!r}, expected {RELEASE_FORMAT!r}")
-        for package, version in mecab_versions().items():
-            if info.get("mecab", {}).get(package) != version:
-                logger.warning("tokenizer %s was built with %s %s, installed is %s: morpheme boundaries may differ",
-                               path, package, info.get("mecab", {}).get(package), version)  # fmt: skip
+            raise ValueError(f"{path / THUNDER_CONFIG}: format {info.get('format')!r}, expected {RELEASE_FORMAT!r}")
+        check_mecab_versions(path, info.get("mecab", {}))
         return cls(PreTrainedTokenizerFast.from_pretrained(str(path)), info.get("protected", []), info.get("mecab"))
 
     # -- pieces

@@ -57,7 +57,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
 import numpy as np
-
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 from transformers import PreTrainedTokenizerFast
 
@@ -330,6 +329,25 @@ def window_ranges(n_tokens: int, max_length: int = 512, stride: int = 128) -> li
 # ----------------------------------------------------------------------------------------------- tokenizer
 
 
+def read_saved_info(path: Path) -> dict:
+    """The ``thunder_tokenizer.json`` of a saved tokenizer directory (its format, Mecab versions, ...)."""
+    info_path = path / THUNDER_CONFIG
+    if not info_path.is_file():
+        raise FileNotFoundError(f"{info_path} not found: {path} is not a Thunder tokenizer directory")
+    return json.loads(info_path.read_text(encoding="utf-8"))
+
+
+def check_mecab_versions(path: Path, saved: dict) -> None:
+    """Warn when the installed Mecab packages differ from those a saved tokenizer was built with."""
+    for package, version in mecab_versions().items():
+        if saved.get(package) != version:
+            warnings.warn(
+                f"tokenizer {path} was built with {package} {saved.get(package)}, installed is {version}: "
+                "morpheme boundaries may differ",
+                stacklevel=3,
+            )
+
+
 class ThunderTokenizer:
     """Mecab-ko + byte-level BPE tokenizer; ``hf`` is the plain Hugging Face tokenizer it wraps."""
 
@@ -411,25 +429,14 @@ class ThunderTokenizer:
     def from_pretrained(cls, path: str | Path) -> "ThunderTokenizer":
         """Load a directory written by :meth:`save_pretrained` (warns when the Mecab versions differ)."""
         path = Path(path)
-        info_path = path / THUNDER_CONFIG
-        if not info_path.is_file():
-            raise FileNotFoundError(f"{info_path} not found: {path} is not a Thunder tokenizer directory")
-        info = json.loads(info_path.read_text(encoding="utf-8"))
+        info = read_saved_info(path)
         if info.get("format") != FORMAT:
             other = TOKENIZER_CLASSES.get(info.get("format"))
             if cls is ThunderTokenizer and other is not None:  # another tokenizer kind (thunder.release)
                 module, name = other.split(":")
                 return getattr(importlib.import_module(module), name).from_pretrained(path)
-            raise ValueError(f"{info_path}: unsupported format {info.get('format')!r} (expected {FORMAT!r})")
-        current = mecab_versions()
-        for package, version in current.items():
-            saved = info["mecab"].get(package)
-            if saved != version:
-                warnings.warn(
-                    f"tokenizer {path} was built with {package} {saved}, installed is {version}: "
-                    "morpheme boundaries may differ",
-                    stacklevel=2,
-                )
+            raise ValueError(f"{path / THUNDER_CONFIG}: unsupported format {info.get('format')!r} (expected {FORMAT!r})")
+        check_mecab_versions(path, info["mecab"])
         return cls(PreTrainedTokenizerFast.from_pretrained(str(path)), mecab=info["mecab"])
 
     # -- encoding ---------------------------------------------------------------------------------------------
