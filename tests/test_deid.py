@@ -190,6 +190,61 @@ def test_many_entities_in_a_long_document(deid: Deidentifier) -> None:
     assert "ID1" not in result.text and "ID10와" not in result.text and "A1 만났다" in result.text
 
 
+# ----------------------------------------------------------------------------------------------- address spellings
+
+
+@pytest.mark.parametrize(
+    "spellings, rest",
+    [
+        (("서울특별시", "서울시", "서울"), "강남구 역삼동 123"),
+        (("부산광역시", "부산시", "부산"), "해운대구 우동 45-6"),
+        (("경기도", "경기"), "성남시 분당구 정자동 12"),
+        (("충청북도", "충북"), "청주시 상당구 용암동 7"),
+        (("전라남도", "전남"), "여수시 학동 88"),
+        (("제주특별자치도", "제주도", "제주"), "서귀포시 중문동 3"),
+        (("세종특별자치시", "세종시", "세종"), "보람동 654"),  # 세종 has no city or county, only 읍/면/동
+        (("서울특별시", "서울시", "서울"), "테헤란로 152"),  # a road and its number right after the province
+        (("강원특별자치도", "강원도", "강원"), "춘천시 효자동 9"),
+        (("전북특별자치도", "전라북도", "전북"), "전주시 완산구 중앙동 1"),
+    ],
+)
+def test_address_spellings_are_one_entity_and_propagate(deid: Deidentifier, spellings, rest) -> None:
+    written = [f"{province} {rest}" for province in spellings]
+    text = "피고인은 " + "에 살았고, 피해자는 ".join(written) + "에서 만났다."
+    result = deid.apply(text, [first_span(text, written[0], "주소")])  # detected under one spelling only
+    assert result.text == "피고인은 " + "에 살았고, 피해자는 ".join("A" * len(spellings)) + "에서 만났다."
+    assert [s.source for s in result.spans] == ["model"] + ["propagated"] * (len(spellings) - 1)
+    check_invariants(text, result)
+    detected = deid.apply(text, spans_of(text, *written, label="주소"))  # detected under every spelling
+    assert {s.placeholder for s in detected.spans} == {"A"} and detected.text == result.text
+
+
+def test_address_spellings_found_among_many_keys() -> None:
+    names = [chr(0xAC00 + 7 * i) + chr(0xAC00 + 13 * i + 5) + chr(0xAC00 + 3 * i + 900) for i in range(40)]
+    text = " ".join(names) + " 서울특별시 강남구 역삼동 123, 서울시 강남구역삼동 123, 서울 강남구 역삼동 123."
+    key = entity_key("서울 강남구 역삼동 123")
+    assert key == entity_key("서울특별시 강남구 역삼동 123") == entity_key("서울시강남구 역삼동 123") == "서울특별시강남구역삼동123"
+    few = find_keys(text, [key])
+    assert [text[a:b] for a, b, _ in few] == ["서울특별시 강남구 역삼동 123", "서울시 강남구역삼동 123", "서울 강남구 역삼동 123"]
+    assert [f for f in find_keys(text, [*names, key]) if f[2] == key] == few  # the one-pass search for many keys
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["서울", "서울특별시", "경기도중", "경기도 중", "광주시 오포읍 신현리 12", "부산진구 서면로 12", "제주시 연동 12",
+     "서울중앙지방법원", "부산은행", "서울 목동", "대구지방법원 서부지원", "서울시민생활협동조합", "서울동구로초등학교"],
+)  # fmt: skip
+def test_a_province_name_is_normalised_only_before_a_lower_unit(text: str) -> None:
+    assert entity_key(text) == re.sub(r"\s", "", text)  # a person, a court, 광주시 of 경기도, 부산진구: as written
+
+
+def test_a_province_alone_does_not_spread_to_its_other_spellings(deid: Deidentifier) -> None:
+    text = "피해자는 서울특별시에 살았다. 그 무렵 서울 시내에서 서울시청 직원 경기를 만났고 경기도중 다쳤다."
+    result = deid.apply(text, [first_span(text, "서울특별시", "주소"), first_span(text, "경기", NAME)])
+    assert result.text.startswith("피해자는 A에 살았다. 그 무렵 서울 시내에서 서울시청 직원 B를")  # 서울 stays
+    check_invariants(text, result)
+
+
 _ALPHABET = list("홍길동김철수이가은는을를과와로으의 AB12-.\n")
 
 
@@ -269,6 +324,40 @@ def test_threshold_decides_uncertain_tokens(tokenizer, label_set: LabelSet) -> N
     assert strict(text).text == text
     with pytest.raises(ValueError, match="threshold must lie strictly between 0 and 1, got 1"):
         Deidentifier(model, tokenizer, label_set, threshold=1)
+
+
+def test_grow_threshold_replaces_a_word_the_model_marks_in_part(tokenizer, label_set: LabelSet) -> None:
+    text = "피해자 박초시을 폭행하였다. " + FILLER  # a name the tokenizer never saw: several tokens
+    encoding = tokenizer.encode(text)
+    name = [(token, s) for token, (s, e) in zip(encoding.ids, encoding.offsets) if 4 <= s < 7]
+    assert len(name) >= 2, "the test needs a name split into several tokens"
+    (first, _), rest = name[0], [token for token, _ in name[1:] if token != name[0][0]]
+    model = KeywordModel(tokenizer.vocab_size, len(label_set), {first}, label_set.inside_id(NAME))
+    with torch.no_grad():  # the rest of the name: 1 - P(O) about 0.3, below the threshold of 0.5
+        model.table.weight[rest, label_set.inside_id(NAME)] = 10 - 0.85
+    plain = Deidentifier(model, tokenizer, label_set, recognizers=[], grow_threshold=None)
+    assert plain(text).text != text.replace("박초시을", "A를")  # only part of the name is replaced: a leak
+    grown = Deidentifier(model, tokenizer, label_set, recognizers=[], grow_threshold=0.2)
+    assert grown(text).text == text.replace("박초시을", "A를")  # whole name; the particle stays out and is fixed
+    assert Deidentifier(model, tokenizer, label_set, recognizers=[], grow_threshold=0.4)(text).text == plain(text).text
+    assert Deidentifier(model, tokenizer, label_set, recognizers=[])(text).text == grown(text).text  # the default
+    # above the threshold, growing is the threshold's own rule: nothing more
+    assert Deidentifier(model, tokenizer, label_set, recognizers=[], grow_threshold=0.9)(text).text == plain(text).text
+    assert PipelineOptions(grow_threshold=0.2).build().grow_threshold == 0.2
+    for bad in (0, 1, True):
+        with pytest.raises(ValueError, match="grow_threshold must lie strictly between 0 and 1"):
+            Deidentifier(model, tokenizer, label_set, grow_threshold=bad)
+
+
+def test_grow_within_word_stops_at_whitespace_and_tagged_tokens() -> None:
+    from thunder.deid import TokenPredictions, grow_within_word
+
+    # tokens: "부산" "은행" " 계좌" "에서" ; only "부산" tagged
+    prediction = TokenPredictions([(0, 2), (2, 4), (5, 7), (7, 9)], [1, 0, 0, 0], [0.9, 0.3, 0.3, 0.3])
+    assert grow_within_word(prediction, 0, 1, 0.2) == (0, 2)  # not over the space before 계좌
+    assert grow_within_word(prediction, 0, 1, 0.5) == (0, 1)
+    prediction = TokenPredictions([(0, 1), (1, 2), (2, 3)], [0, 2, 0], [0.3, 0.9, 0.01])
+    assert grow_within_word(prediction, 1, 2, 0.2) == (0, 2)  # leftwards too; the particle (0.01) stays out
 
 
 def build_tiny_model(tokenizer, label_set: LabelSet):

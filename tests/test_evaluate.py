@@ -98,6 +98,9 @@ def test_over_redaction_counts_replaced_non_identifier_characters(hand_made: ev.
     assert hand_made.non_identifier_chars == non_identifier
     assert hand_made.over_redacted_chars == len("피해자")
     assert hand_made.over_redaction == pytest.approx(3 / non_identifier)
+    assert hand_made.over_redacted_texts == {"피해자": 1}
+    assert hand_made.to_dict()["over_redaction"]["texts"] == {"피해자": 1}
+    assert "- '피해자' × 1" in hand_made.format(show_leaks=True)
 
 
 def test_token_metrics_binary_and_micro(hand_made: ev.EvaluationReport) -> None:

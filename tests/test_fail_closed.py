@@ -202,6 +202,16 @@ def test_inputs_with_the_same_name_keep_their_layout(tmp_path: Path) -> None:
     assert [json.loads(p.read_text())["text"] for p in (out / "c" / "d.jsonl", out / "e" / "d.jsonl")] == ["1", "2"]
 
 
+def test_a_symlinked_input_keeps_the_links_layout(tmp_path: Path) -> None:
+    _tree(tmp_path, {"elsewhere/real.txt": PHONE, "in/a.txt": "메일 kim@example.com"})
+    (tmp_path / "in" / "sub").mkdir()
+    (tmp_path / "in" / "sub" / "link.txt").symlink_to(tmp_path / "elsewhere" / "real.txt")
+    out = tmp_path / "out"
+    assert deid(str(tmp_path / "in"), "--out", str(out)) == (0, "")
+    assert (out / "sub" / "link.txt").read_text(encoding="utf-8") == "연락처 A로 전화하였다.\n"
+    assert (out / "a.txt").read_text(encoding="utf-8") == "메일 A"
+
+
 @pytest.mark.parametrize(
     ("layout", "args", "message"),
     [

@@ -134,6 +134,14 @@ def test_generated_mentions_are_recognized_by_their_own_recognizer(name: str, se
     assert spans == [(value, recognizer.label, recognizer.name)]
 
 
+def test_generated_resident_numbers_include_random_tails_and_all_are_recognized() -> None:
+    rng, context = random.Random(0), MentionContext("주민등록번호", ())
+    numbers = [rrn.generate(rng, context) for _ in range(400)]
+    valid = sum(map(rrn.check_digit_valid, numbers))
+    assert 300 < valid < 400  # most carry the check digit; about 10% (issued since Oct 2020) a random last digit
+    assert all(recognize(f"주민등록번호 {n}", load_recognizers(["resident_registration_number"])) for n in numbers)
+
+
 def test_catalogue_entries_are_consistent() -> None:
     for name, identifier in CATALOGUE.items():
         assert identifier.name == name and callable(identifier.generate)

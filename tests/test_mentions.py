@@ -115,8 +115,7 @@ def test_bank_prefers_agreeing_list_entries_and_falls_back_to_any() -> None:
 def _valid_rrn(rrn: str) -> re.Match[str]:
     match = re.fullmatch(r"(\d\d)(\d\d)(\d\d)-(\d)\d{5}(\d)", rrn)
     assert match, rrn
-    digits = rrn.replace("-", "")
-    assert rrn_check_digit(digits[:12]) == int(digits[12])
+    # the check digit is not asserted: about 10% are numbers issued since Oct 2020 (random last digit)
     assert 1 <= int(match.group(2)) <= 12 and 1 <= int(match.group(3)) <= 31
     return match
 

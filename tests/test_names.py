@@ -9,7 +9,7 @@ import pytest
 
 from thunder.data import with_random_mentions
 from thunder.mentions import DEMO_MENTIONS, MentionBank, MentionContext
-from thunder.names import _DOUBLE_SURNAMES, _SURNAMES, PersonNames, ShapeNoise, random_shape
+from thunder.names import _DOUBLE_SURNAMES, _NATIVE_GIVEN, _SURNAMES, PersonNames, ShapeNoise, random_shape
 from thunder.taxonomy import Taxonomy
 
 PERSON = MentionContext("내국인이름", (("피해자 ", "(여, 31세)에게"),))
@@ -37,6 +37,13 @@ def test_broad_family_covers_every_form_the_issue_names() -> None:
     assert any(re.fullmatch(r"[가-힣]{1,2}[○O*]{2,}", n) for n in names)  # 김○○
     assert len(set(names)) > 0.85 * len(names)
     assert all(re.fullmatch(r"[가-힣 ·○O*]+", n) for n in names)
+    # given names of any Hangul syllable, not only the inventory's (about 20% of the Korean names)
+    from thunder.names import _GIVEN_SYLLABLES
+
+    outside = [n for n in korean if set(split_name(n)[1]) - set(_GIVEN_SYLLABLES) - set("".join(_NATIVE_GIVEN))]
+    assert 0.1 < len(outside) / len(korean) < 0.3
+    inventory_only = [n for n in draws(PersonNames("broad", foreign=0, any_syllable=0), 2000) if re.fullmatch(r"[가-힣]+", n)]
+    assert len([n for n in inventory_only if set(split_name(n)[1]) - set(_GIVEN_SYLLABLES)]) < 0.25 * len(inventory_only)
 
 
 def test_families_are_seeded_and_differ_in_construction() -> None:
@@ -58,6 +65,8 @@ def test_name_families_load_by_class_path_and_options_are_checked() -> None:
         PersonNames("rare")
     with pytest.raises(ValueError, match="at most 1"):
         PersonNames(foreign=0.6, masked=0.6)
+    with pytest.raises(ValueError, match="any_syllable must be in"):
+        PersonNames(any_syllable=1.5)
 
 
 @pytest.mark.parametrize(

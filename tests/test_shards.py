@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 from litdata import StreamingDataLoader, StreamingDataset, TokensLoader
+from litdata.streaming.writer import BinaryWriter
 from litdata.utilities.env import _DistributedEnv
 
 from thunder.annotation import iter_corpus
@@ -152,6 +154,41 @@ def test_loader_resumes_exactly_mid_epoch(prepared: Path, tokenizer: ThunderToke
     again = [batch["input_ids"] for batch in resumed]
     assert len(again) == len(rest) > 0
     assert all(torch.equal(a, b) for a, b in zip(rest, again))
+
+
+def chunk_files_held(directory: Path) -> tuple[int, int]:
+    """Chunk files of ``directory`` this process has open (``/proc/self/fd``) and memory-mapped (``/proc/self/maps``)."""
+    prefix = f"{directory}/"
+    opened = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            opened.add(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:  # the descriptor that listed the folder, closed since
+            continue
+    with open("/proc/self/maps", encoding="utf-8") as maps:
+        mapped = {line.split()[-1] for line in maps if len(line.split()) >= 6}
+    return tuple(sum(p.startswith(prefix) and p.endswith(".bin") for p in paths) for paths in (opened, mapped))
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").is_file(), reason="counts open and mapped files through Linux /proc")
+def test_reader_releases_each_chunk_once_read(tmp_path: Path, tokenizer: ThunderTokenizer) -> None:
+    writer = BinaryWriter(str(tmp_path), chunk_bytes=6000, item_loader=TokensLoader())  # 1,000 tokens a chunk
+    rng = np.random.default_rng(0)
+    for index in range(40):
+        writer[index] = torch.from_numpy(rng.integers(5, tokenizer.vocab_size, 1000).astype(np.int32))
+    writer.done()
+    writer.merge()
+    assert len(list(tmp_path.glob("*.bin"))) == 40
+    loader = StreamingDataLoader(MaskedBlocks(tmp_path, 64, tokenizer, seed=1), batch_size=4, collate_fn=collate_blocks)
+    held, read = [], Counter()
+    for batch in loader:  # LitData 0.2.44's own TokensLoader ends holding all 40 chunks (open and mapped)
+        held.append(chunk_files_held(tmp_path))
+        originals = torch.where(batch["labels"] != -100, batch["labels"], batch["input_ids"])[:, 1:]
+        read.update(tuple(row.tolist()) for row in originals)
+    assert max(fds for fds, _ in held) <= 2 and max(maps for _, maps in held) <= 2
+    raw = StreamingDataset(str(tmp_path), item_loader=TokensLoader(block_size=63), shuffle=False)  # holds them all
+    every = Counter(tuple(raw[i].tolist()) for i in range(len(raw)))
+    assert read == every and sum(every.values()) == 600  # 15 blocks of 63 tokens a chunk, each read once, intact
 
 
 @pytest.mark.slow  # LitData optimize starts worker processes: about a minute on 2 busy cores

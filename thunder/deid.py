@@ -9,14 +9,18 @@ Steps for one document:
 1. The tokenizer gives token ids with character offsets; a document of any length is cut into overlapping windows
    of ``max_length`` ids (``stride`` tokens of overlap). Every token takes its tag from the window where it is most
    central (overlaps are split halfway), so nothing is truncated and window edges get full context.
-2. Token tags -> token spans (``LabelSet.decode``) -> character spans, widened to whole Mecab morphemes (a particle
-   is a morpheme of its own, so it never enters a span).
+2. Token tags -> token spans (``LabelSet.decode``), grown over touching tokens of the same word above the lower
+   ``grow_threshold`` (hysteresis) -> character spans, widened to whole Mecab morphemes (a particle is a morpheme
+   of its own, so it never enters a span).
 3. Recognizer spans (:mod:`thunder.recognizers`) are added; overlapping spans merge into their union, labelled by
    the most confident one. Spans without a letter or digit are dropped, surrounding spaces trimmed.
-4. Mentions are grouped into entities by their whitespace-free text; a mention that is another entity's text plus
-   a particle (``홍길동이`` beside ``홍길동``) is shrunk to that entity. Every further occurrence of an entity's
-   text (two or more characters; at a word boundary where it starts or ends with a Latin letter or digit) is
-   replaced too, so a detected identifier never survives elsewhere in the document.
+4. Mentions are grouped into entities by their whitespace-free text, an address's leading province written in
+   full (:func:`thunder.operators.entity_key`: ``서울특별시 강남구 …``, ``서울시 강남구 …`` and ``서울 강남구 …`` are one
+   entity; a province name is normalised only where a lower administrative unit follows it); a mention that is
+   another entity's text plus a particle (``홍길동이`` beside ``홍길동``) is shrunk to that entity. Every further
+   occurrence of an entity's text (two or more characters; at a word boundary where it starts or ends with a Latin
+   letter or digit; an address under every spelling of its province) is replaced too, so a detected identifier
+   never survives elsewhere in the document.
 5. Entities get placeholders A, B, ..., Z, AA, ... in order of first appearance, skipping capital letters that
    occur in any detected text and placeholders that already stand alone in the text (a partly de-identified
    judgment); the operator chosen for the entity's label, category or tier 1 (:mod:`thunder.operators`) makes each mention's replacement and the
@@ -24,7 +28,8 @@ Steps for one document:
 
 Guarantees (tested): every character outside the replaced spans is kept, except a particle directly after a
 replacement that is corrected; the output never contains the text of a detected span of two or more characters
-(at a word boundary as in step 4) — a particle correction that would recreate one is not made.
+(at a word boundary as in step 4), nor a detected address under another spelling of its province — a particle
+correction that would recreate one is not made.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from thunder.operators import Entity, OperatorChoice, OperatorSpec, entity_key, 
 from thunder.particles import fix_particle, leading_particle
 from thunder.protected import load_protected, protect
 from thunder.recognizers import Recognizer, ScoredSpan, load_recognizers, recognize
+from thunder.regions import address_spellings
 from thunder.taxonomy import TIER1, Taxonomy
 from thunder.tokenizer import check_windows
 
@@ -77,6 +83,7 @@ class TokenPredictions:
     scores: list[float] = field(default_factory=list)  # 1 - P(O)
 
 
+GROW_THRESHOLD = 0.1  # default low threshold of span growing (README, "Unseen mentions on the shared corpus")
 _WORD = re.compile(r"\w")
 _ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
 _NON_SPACE = re.compile(r"\S")
@@ -151,17 +158,19 @@ def find_keys(text: str, keys: Iterable[str]) -> list[tuple[int, int, str]]:
     insensitive, at a word boundary where a key starts or ends with an ASCII letter or digit; sorted by start.
 
     A few keys are searched one regular expression each; many keys (long documents) in one pass per key length
-    over the text without whitespace, so the cost does not grow with the number of entities.
+    over the text without whitespace, so the cost does not grow with the number of entities. An address key is
+    found under every spelling of its province (:func:`thunder.regions.address_spellings`: ``서울특별시강남구…`` also
+    as ``서울시 강남구 …`` and ``서울 강남구 …``).
     """
-    keys = {key for key in keys if len(key) >= 2}
-    if len(keys) <= _FEW_KEYS:
-        found = [(m.start(), m.end(), key) for key in keys for m in _key_pattern(key).finditer(text)]
+    forms = {form: key for key in keys if len(key) >= 2 for form in address_spellings(key)}  # written form -> key
+    if len(forms) <= _FEW_KEYS:
+        found = [(m.start(), m.end(), key) for form, key in forms.items() for m in _key_pattern(form).finditer(text)]
         return sorted(found)
     positions = [m.start() for m in _NON_SPACE.finditer(text)]
     compact = "".join(text[i] for i in positions)
     by_length: dict[int, set[str]] = {}
-    for key in keys:
-        by_length.setdefault(len(key), set()).add(key)
+    for form in forms:
+        by_length.setdefault(len(form), set()).add(form)
     found = []
     for length, group in by_length.items():
         for i in range(len(compact) - length + 1):
@@ -173,7 +182,7 @@ def find_keys(text: str, keys: Iterable[str]) -> list[tuple[int, int, str]]:
                 continue
             if _ASCII_ALNUM.match(piece[-1]) and end < len(text) and _ASCII_ALNUM.match(text[end]):
                 continue
-            found.append((start, end, piece))
+            found.append((start, end, forms[piece]))
     return sorted(found)
 
 
@@ -223,16 +232,19 @@ class Deidentifier:
         threshold: float = 0.5,
         taxonomy: Taxonomy | None = None,
         protected_words: bool | Sequence[str] | None = None,
+        grow_threshold: float | None = GROW_THRESHOLD,
     ) -> None:
         if model is not None and (tokenizer is None or label_set is None):
             raise ValueError("a model needs its tokenizer and label_set")
         from thunder.models import check_threshold
 
         check_threshold(threshold)
+        if grow_threshold is not None:
+            check_threshold(grow_threshold, "grow_threshold")
         check_windows(max_length, stride)
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a whole number of at least 1, got {batch_size!r}")
-        self.threshold = threshold
+        self.threshold, self.grow_threshold = threshold, grow_threshold
         self.protected_words = load_protected(protected_words)  # model spans that are only one of these are dropped
         self.model, self.tokenizer, self.label_set = model, tokenizer, label_set
         self.taxonomy: Taxonomy = label_set.taxonomy if label_set is not None else taxonomy or _default_taxonomy()
@@ -311,6 +323,8 @@ class Deidentifier:
         piece_ends = [piece_end for _, piece_end in pieces]
         spans = []
         for first, last, entity_type in self.label_set.decode(prediction.tags):
+            if self.grow_threshold is not None:
+                first, last = grow_within_word(prediction, first, last, min(self.grow_threshold, self.threshold))
             start, end = prediction.offsets[first][0], prediction.offsets[last - 1][1]
             start, end = _widen(pieces, piece_ends, text, start, end)
             info = self.label_set.describe(entity_type)
@@ -424,6 +438,9 @@ class PipelineOptions:
         threshold: a token is an identifier when the model's 1 - P(O) exceeds this (lower: fewer leaks, more
             over-redaction).
         device: torch device for the model (default: where it loads, the CPU).
+        grow_threshold: a detected span grows over the tokens touching it inside the same word whose 1 - P(O)
+            exceeds this lower threshold (``부산|은행`` replaced whole when the model marks only ``부산``); null: no
+            growing; above ``threshold`` it is ``threshold``.
         protected_words: drop the model's spans that are only a protected word: true for
             :data:`thunder.protected.PROTECTED_WORDS` (CCTV, KTX, ATM, 신원미상, ...), or a list of words; recognizer
             spans are never dropped.
@@ -439,13 +456,14 @@ class PipelineOptions:
     batch_size: int = 8
     threshold: float = 0.5
     device: str | None = None
+    grow_threshold: float | None = GROW_THRESHOLD
     protected_words: bool | list[str] | None = None
 
     def build(self) -> "Deidentifier":
         """The :class:`Deidentifier` these options describe."""
         options = dict(recognizers=self.recognizers, operator=self.operator, operators=self.operators,
                        max_length=self.max_length, stride=self.stride, batch_size=self.batch_size,
-                       device=self.device, threshold=self.threshold,
+                       device=self.device, threshold=self.threshold, grow_threshold=self.grow_threshold,
                        protected_words=self.protected_words)  # fmt: skip
         if self.model is None:
             return Deidentifier(**options, taxonomy=Taxonomy.load(self.taxonomy) if self.taxonomy else None)
@@ -455,6 +473,23 @@ class PipelineOptions:
 @lru_cache(maxsize=1)
 def _default_taxonomy() -> Taxonomy:
     return Taxonomy.load()
+
+
+def grow_within_word(prediction: TokenPredictions, first: int, last: int, threshold: float) -> tuple[int, int]:
+    """Token span ``[first, last)`` grown over the untagged tokens touching it inside the same word (no whitespace
+    between) whose entity score ``1 - P(O)`` exceeds ``threshold``: the low threshold of a hysteresis, so a word the
+    model marks in part (``부산|은행``, ``이|깜히|전``) is replaced whole while particles (scores near 0) stay."""
+    offsets, tags, scores = prediction.offsets, prediction.tags, prediction.scores
+    # touching: no character between (the bytes of one character share its offsets)
+    while first > 0 and tags[first - 1] == 0 and scores[first - 1] > threshold:
+        if offsets[first - 1][1] < offsets[first][0]:
+            break
+        first -= 1
+    while last < len(tags) and tags[last] == 0 and scores[last] > threshold:
+        if offsets[last][0] > offsets[last - 1][1]:
+            break
+        last += 1
+    return first, last
 
 
 def _widen(

@@ -50,6 +50,7 @@ from thunder.synthesis import EntitySpan, SynthesizedDocument, Synthesizer
 from thunder.taxonomy import BINARY_TYPE, GRANULARITIES, Label, Taxonomy, UnknownTagError
 
 CHAR_TOKENIZATION = "chars"
+OVER_REDACTED_SHOWN = 30  # over-redacted texts listed with --show_leaks
 
 
 class TokenizerLike(Protocol):
@@ -131,6 +132,7 @@ class EvaluationReport:
     label_tiers: dict[str, tuple[str, str]]  # label -> (tier1, category), for the labels seen
     non_identifier_chars: int
     over_redacted_chars: int
+    over_redacted_texts: Counter[str]  # each run of replaced non-identifier characters (whitespace-trimmed), counted
     leaked: list[LeakedMention]
     seconds: float
     meta: dict[str, Any] = field(default_factory=dict)
@@ -167,6 +169,7 @@ class EvaluationReport:
                 "non_identifier_chars": self.non_identifier_chars,
                 "replaced": self.over_redacted_chars,
                 "rate": self.over_redaction,
+                "texts": dict(self.over_redacted_texts.most_common()),
             },
             "leaked_mentions": [m.to_dict() for m in self.leaked],
         }
@@ -234,6 +237,9 @@ class EvaluationReport:
         if show_leaks:
             lines += ["", f"Leaked mentions ({len(self.leaked)}):"]
             lines += [_format_leak(m) for m in self.leaked]
+            common = self.over_redacted_texts.most_common(OVER_REDACTED_SHOWN)
+            lines += ["", f"Over-redacted texts, most frequent first ({len(common)} of {len(self.over_redacted_texts)}):"]
+            lines += [f"- {text!r} × {count}" for text, count in common]
         return "\n".join(lines)
 
 
@@ -357,6 +363,7 @@ class _Tally:
         self.metric = TokenMetrics(types.tags, groups=types.groups)
         self.leaks, self.by_tier, self.by_category, self.by_label = LeakCount(), {}, {}, {}
         self.leaked: list[LeakedMention] = []
+        self.over_redacted_texts: Counter[str] = Counter()
         self.documents = self.characters = self.tokens = self.non_identifier = self.over_redacted = 0
 
     def add(self, doc: SynthesizedDocument, result: DeidResult) -> None:
@@ -367,14 +374,27 @@ class _Tally:
             self._add_mention(doc, span, label, replaced)
 
         gold = _covered(len(text), ((s.start, s.end) for s in doc.spans))
+        run_start = None
         for i, ch in enumerate(text):
+            over = replaced[i] and not gold[i]
             if not gold[i] and not ch.isspace():
                 self.non_identifier += 1
-                self.over_redacted += replaced[i]
+                self.over_redacted += over
+            if over and run_start is None:
+                run_start = i
+            elif not over and run_start is not None:
+                self._add_over_redacted(text[run_start:i])
+                run_start = None
+        if run_start is not None:
+            self._add_over_redacted(text[run_start:])
 
         self._add_tokens(doc, labels, result)
         self.documents += 1
         self.characters += len(text)
+
+    def _add_over_redacted(self, run: str) -> None:
+        if run.strip():
+            self.over_redacted_texts[run.strip()] += 1
 
     def _add_mention(self, doc: SynthesizedDocument, span: Any, label: Label, replaced: bytearray) -> None:
         text = doc.text
@@ -432,6 +452,7 @@ class _Tally:
             label_tiers={k: (labels[k].tier1, labels[k].category) for k in self.by_label},
             non_identifier_chars=self.non_identifier,
             over_redacted_chars=self.over_redacted,
+            over_redacted_texts=self.over_redacted_texts,
             leaked=self.leaked,
             seconds=seconds,
             meta={"taxonomy": self.taxonomy.name, "taxonomy_fingerprint": self.taxonomy.fingerprint()},

@@ -10,7 +10,7 @@ of an account number, the upper administrative levels written before a ``구아�
 All randomness comes from the ``random.Random`` passed in, so a seeded caller gets reproducible mentions.
 Faker's ``ko_KR`` providers supply data (surnames with their frequencies, given names by gender, road names); they
 are sampled with that ``random.Random``, never through Faker's own global state.
-Upper administrative levels (province -> city/county -> district) are a table in this module; names below
+Upper administrative levels (province -> city/county -> district) are a table in :mod:`thunder.regions`; names below
 them (동, 읍/면, 리, roads) are plausible but not checked against the real hierarchy.
 
 Parsed mention files are cached per process (path, size, mtime), so building a bank again is cheap.
@@ -36,6 +36,7 @@ from thunder.identifiers.context import MentionContext, infer_gender
 from thunder.names import PersonNames
 from thunder.particles import agrees, leading_particle
 from thunder.plugins import import_class
+from thunder.regions import PROVINCES
 
 if TYPE_CHECKING:
     from thunder.taxonomy import Label, Taxonomy
@@ -142,46 +143,7 @@ def korean_name(rng: random.Random, context: MentionContext) -> str:
 
 
 # ----------------------------------------------------------------------------------------- addresses
-# upper administrative levels: province -> (short names, {city or county: districts})
-_ADMIN: dict[str, tuple[tuple[str, ...], dict[str, tuple[str, ...]]]] = {
-    "서울특별시": (("서울",), {"": tuple(
-        "종로구 중구 용산구 성동구 광진구 동대문구 중랑구 성북구 강북구 도봉구 노원구 은평구 서대문구 마포구 양천구 강서구 "
-        "구로구 금천구 영등포구 동작구 관악구 서초구 강남구 송파구 강동구".split())}),
-    "부산광역시": (("부산",), {"": tuple("중구 서구 동구 영도구 부산진구 동래구 남구 북구 해운대구 사하구 금정구 강서구 연제구 "
-                                    "수영구 사상구".split()), "기장군": ()}),
-    "대구광역시": (("대구",), {"": tuple("중구 동구 서구 남구 북구 수성구 달서구".split()), "달성군": (), "군위군": ()}),
-    "인천광역시": (("인천",), {"": tuple("중구 동구 미추홀구 연수구 남동구 부평구 계양구 서구".split()), "강화군": (),
-                          "옹진군": ()}),
-    "광주광역시": (("광주",), {"": tuple("동구 서구 남구 북구 광산구".split())}),
-    "대전광역시": (("대전",), {"": tuple("동구 중구 서구 유성구 대덕구".split())}),
-    "울산광역시": (("울산",), {"": tuple("중구 남구 동구 북구".split()), "울주군": ()}),
-    "세종특별자치시": (("세종",), {"": ()}),
-    "경기도": (("경기",), {
-        "수원시": ("장안구", "권선구", "팔달구", "영통구"), "성남시": ("수정구", "중원구", "분당구"),
-        "고양시": ("덕양구", "일산동구", "일산서구"), "용인시": ("처인구", "기흥구", "수지구"),
-        "안산시": ("상록구", "단원구"), "안양시": ("만안구", "동안구"), **dict.fromkeys(
-            "부천시 남양주시 화성시 평택시 의정부시 시흥시 파주시 김포시 광명시 광주시 군포시 하남시 오산시 이천시 안성시 "
-            "의왕시 양주시 구리시 포천시 여주시 동두천시 과천시 가평군 양평군 연천군".split(), ())}),
-    "강원특별자치도": (("강원", "강원도"), dict.fromkeys(
-        "춘천시 원주시 강릉시 동해시 태백시 속초시 삼척시 홍천군 횡성군 영월군 평창군 정선군 철원군 화천군 양구군 인제군 "
-        "고성군 양양군".split(), ())),
-    "충청북도": (("충북",), {"청주시": ("상당구", "서원구", "흥덕구", "청원구"), **dict.fromkeys(
-        "충주시 제천시 보은군 옥천군 영동군 증평군 진천군 괴산군 음성군 단양군".split(), ())}),
-    "충청남도": (("충남",), {"천안시": ("동남구", "서북구"), **dict.fromkeys(
-        "공주시 보령시 아산시 서산시 논산시 계룡시 당진시 금산군 부여군 서천군 청양군 홍성군 예산군 태안군".split(), ())}),
-    "전북특별자치도": (("전북", "전라북도"), {"전주시": ("완산구", "덕진구"), **dict.fromkeys(
-        "군산시 익산시 정읍시 남원시 김제시 완주군 진안군 무주군 장수군 임실군 순창군 고창군 부안군".split(), ())}),
-    "전라남도": (("전남",), dict.fromkeys(
-        "목포시 여수시 순천시 나주시 광양시 담양군 곡성군 구례군 고흥군 보성군 화순군 장흥군 강진군 해남군 영암군 무안군 "
-        "함평군 영광군 장성군 완도군 진도군 신안군".split(), ())),
-    "경상북도": (("경북",), {"포항시": ("남구", "북구"), **dict.fromkeys(
-        "경주시 김천시 안동시 구미시 영주시 영천시 상주시 문경시 경산시 의성군 청송군 영양군 영덕군 청도군 고령군 성주군 "
-        "칠곡군 예천군 봉화군 울진군 울릉군".split(), ())}),
-    "경상남도": (("경남",), {"창원시": ("의창구", "성산구", "마산합포구", "마산회원구", "진해구"), **dict.fromkeys(
-        "진주시 통영시 사천시 김해시 밀양시 거제시 양산시 의령군 함안군 창녕군 고성군 남해군 하동군 산청군 함양군 거창군 "
-        "합천군".split(), ())}),
-    "제주특별자치도": (("제주", "제주도"), dict.fromkeys(("제주시", "서귀포시"), ())),
-}  # fmt: skip
+_ADMIN = PROVINCES  # upper administrative levels: province -> (short names, {city or county: districts})
 _DONGS = tuple(
     "역삼동 신림동 봉천동 상계동 중계동 대치동 잠실동 화곡동 목동 신정동 구로동 가산동 대림동 신길동 당산동 합정동 망원동 "
     "서교동 성수동 행당동 금호동 옥수동 한남동 청파동 신당동 명륜동 정릉동 돈암동 미아동 수유동 쌍문동 방학동 월계동 공릉동 "

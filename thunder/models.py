@@ -379,9 +379,9 @@ class MaskedLM(_ThunderModule):
         self.log("val/loss", self(batch).loss, prog_bar=True, sync_dist=True)
 
 
-def check_threshold(threshold: float) -> None:
-    if not 0 < threshold < 1:
-        raise ValueError(f"threshold must lie strictly between 0 and 1, got {threshold}")
+def check_threshold(threshold: float, name: str = "threshold") -> None:
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 < threshold < 1:
+        raise ValueError(f"{name} must lie strictly between 0 and 1, got {threshold!r}")
 
 
 def entity_tags(probs: Tensor, threshold: float = 0.5, outside_id: int = 0) -> Tensor:

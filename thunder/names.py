@@ -64,6 +64,7 @@ _FOREIGN = (
     (("솜차이", "쑤다", "아논", "니파", "바야르", "오드게렐", "아지즈", "딜노자"), ("분미", "차이야", "바트", "돌고르", "카리모프", "유수포바", "라흐모노프", "통추아")),
 )  # fmt: skip
 _MASKS = ("○", "○", "O", "*")
+_FIRST_SYLLABLE, _LAST_SYLLABLE = 0xAC00, 0xD7A3  # 가 .. 힣
 
 # jamo of the ``unseen`` family: (weight per initial consonant, vowel, final consonant index)
 _INITIAL_WEIGHTS = (5, 0.2, 3, 3, 0.1, 1, 3, 3, 0.1, 5, 0.2, 8, 5, 0.1, 3, 0.3, 1, 1, 5)  # ㄱㄲㄴㄷㄸㄹㅁㅂㅃㅅㅆㅇㅈㅉㅊㅋㅌㅍㅎ
@@ -87,6 +88,8 @@ class PersonNames:
         foreign: share of foreign names written in Hangul (``broad`` only).
         masked: share of part-masked forms such as ``홍○동``, ``김○○`` (``broad`` only).
         spaced: share of names written with a space or a middle dot after the surname (``broad`` only).
+        any_syllable: share of given names whose syllables are drawn uniformly from all 11,172 Hangul syllables
+            (``broad`` only): names no inventory holds, so that only the context tells them.
     """
 
     def __init__(
@@ -95,15 +98,17 @@ class PersonNames:
         foreign: float = 0.06,
         masked: float = 0.03,
         spaced: float = 0.02,
+        any_syllable: float = 0.2,
     ) -> None:
         if family not in FAMILIES:
             raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
-        for name, share in (("foreign", foreign), ("masked", masked), ("spaced", spaced)):
+        for name, share in (("foreign", foreign), ("masked", masked), ("spaced", spaced), ("any_syllable", any_syllable)):
             if not 0 <= share <= 1:
                 raise ValueError(f"{name} must be in [0, 1], got {share}")
         if foreign + masked + spaced > 1:
             raise ValueError(f"foreign + masked + spaced must be at most 1, got {foreign + masked + spaced}")
         self.family, self.foreign, self.masked, self.spaced = family, foreign, masked, spaced
+        self.any_syllable = any_syllable
 
     def sample(self, rng: random.Random, context: MentionContext) -> str:
         if self.family == "unseen":
@@ -111,7 +116,7 @@ class PersonNames:
         roll = rng.random()
         if roll < self.foreign:
             return self._foreign(rng)
-        surname, given = self._surname(rng), self._given(rng, context)
+        surname, given = self._surname(rng), self._given(rng, context, self.any_syllable)
         if roll < self.foreign + self.masked:
             return self._masked(rng, surname, given)
         if roll < self.foreign + self.masked + self.spaced:
@@ -126,7 +131,10 @@ class PersonNames:
         return rng.choices(_SURNAMES, _SURNAME_WEIGHTS)[0]
 
     @staticmethod
-    def _given(rng: random.Random, context: MentionContext) -> str:
+    def _given(rng: random.Random, context: MentionContext, any_syllable: float) -> str:
+        if rng.random() < any_syllable:
+            size = rng.choices((1, 2, 3), (8, 87, 5))[0]
+            return "".join(chr(rng.randint(_FIRST_SYLLABLE, _LAST_SYLLABLE)) for _ in range(size))
         roll = rng.random()
         if roll < 0.25:
             return rng.choice(_FAKER_GIVEN[infer_gender(context) or rng.choice(("male", "female"))])

@@ -26,13 +26,16 @@ from pathlib import Path
 from typing import Any, ClassVar, Iterable, Iterator, Mapping, Sequence, Union
 
 from thunder.plugins import import_class
+from thunder.regions import address_key
 
 _SPACE = re.compile(r"\s+")
 
 
 def entity_key(text: str) -> str:
-    """Normalised entity text: whitespace-insensitive (``홍 길동`` and ``홍길동`` are one entity)."""
-    return _SPACE.sub("", text)
+    """Normalised entity text: whitespace-insensitive (``홍 길동`` and ``홍길동`` are one entity), and an address's
+    leading province in its full name (``서울시 강남구 …``, ``서울 강남구 …`` -> ``서울특별시강남구…``;
+    :func:`thunder.regions.address_key`)."""
+    return address_key(_SPACE.sub("", text))
 
 
 def placeholder_sequence(alphabet: str = string.ascii_uppercase) -> Iterator[str]:
@@ -52,7 +55,7 @@ def placeholder_sequence(alphabet: str = string.ascii_uppercase) -> Iterator[str
 
 @dataclass(frozen=True)
 class Entity:
-    """One entity of a document: every mention whose normalised text is ``key``."""
+    """One entity of a document: every mention whose normalised text (:func:`entity_key`) is ``key``."""
 
     key: str
     placeholder: str  # the entity's letter in the document (A, B, ...)

@@ -109,7 +109,11 @@ def _relative_paths(found: list[tuple[Path, Path]]) -> list[InputFile]:
         seen[real] = file
     bases = {base for _, _, base in resolved}
     root = Path(os.path.commonpath([str(b) for b in bases])) if bases else Path(".")
-    return [InputFile(file, real.relative_to(root).as_posix(), _suffix(file) in JSONL_SUFFIXES) for file, real, _ in resolved]
+    # the layout is the links' (a symlinked file may point anywhere): base's place under root, then file under base
+    return [
+        InputFile(file, (base.relative_to(root) / file.relative_to(original)).as_posix(), _suffix(file) in JSONL_SUFFIXES)
+        for (file, original), (_, _, base) in zip(found, resolved)
+    ]
 
 
 def read_text(path: Path) -> str:

@@ -1,12 +1,14 @@
 """Benchmark of ``thunder data prepare`` (issue 15): tokens/s per worker against the single-core tokenizer, 1 vs 2
 workers, and peak memory of preparation and of training-time reading at two corpus sizes.
 
-    .venv/bin/python tools/bench_prepare.py [--speed-mb 40] [--sizes-mb 20 200] [--work /tmp/thunder-bench-prepare]
+    .venv/bin/python tools/bench_prepare.py [--speed-mb 40] [--sizes-mb 20 200] [--chunk-bytes 64MB]
+        [--work /tmp/thunder-bench-prepare]
 
 The corpus is generated: blank-line separated documents of 5 to 40 lines drawn at random from the lines of the
 packaged demo judgments. Each run is a
 fresh process (``prepare_corpus`` with ``val_fraction 0``, one LitData pass); its wall time includes starting the
-workers. Peak memory is the largest resident set of the main process and of any worker (``getrusage``).
+workers. Peak memory is the largest resident set of the main process and of any worker (``getrusage``); the reader
+also reports the most shard chunk files it held open and memory-mapped at once (``/proc/self``).
 """
 
 from __future__ import annotations
@@ -76,25 +78,30 @@ def _child(args: argparse.Namespace) -> None:
 
         start = time.perf_counter()
         options = PrepareOptions(str(DEMO_TOKENIZER), val_fraction=0.0)
-        manifest = prepare_corpus([args.input], args.out, options, num_workers=args.workers, split_bytes=SPLIT_BYTES)
-        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        manifest = prepare_corpus([args.input], args.out, options, num_workers=args.workers, split_bytes=SPLIT_BYTES,
+                                  chunk_bytes=args.chunk_bytes)  # fmt: skip
+        children, main = resource.getrusage(resource.RUSAGE_CHILDREN), resource.getrusage(resource.RUSAGE_SELF)
         result = {"seconds": time.perf_counter() - start, "tokens": manifest["tokens"]["train"],
-                  "worker_cpu_s": children.ru_utime + children.ru_stime}  # fmt: skip
+                  "worker_cpu_s": children.ru_utime + children.ru_stime,  # workers and their helper processes
+                  "main_cpu_s": main.ru_utime + main.ru_stime}  # fmt: skip
     else:
         from litdata import StreamingDataLoader
 
         from thunder.shards import MaskedBlocks, collate_blocks
         from thunder.tokenizer import ThunderTokenizer
 
-        dataset = MaskedBlocks(Path(args.out) / "train", 512, ThunderTokenizer.from_pretrained(DEMO_TOKENIZER))
-        start, blocks, anon, mapped = time.perf_counter(), 0, 0, 0
+        shards = Path(args.out).resolve() / "train"
+        dataset = MaskedBlocks(shards, 512, ThunderTokenizer.from_pretrained(DEMO_TOKENIZER))
+        start, blocks, anon, mapped, held = time.perf_counter(), 0, 0, 0, (0, 0)
         for batch in StreamingDataLoader(dataset, batch_size=32, collate_fn=collate_blocks):
             blocks += len(batch["input_ids"])
             if blocks % 3200 == 0:
                 status = _rss_kib()
                 anon, mapped = max(anon, status["RssAnon"]), max(mapped, status["RssFile"])
-        result = {"seconds": time.perf_counter() - start, "blocks": blocks,
-                  "anon_mib": anon / 1024, "file_mib": mapped / 1024}  # fmt: skip
+                held = max(held[0], _chunks_held(shards)[0]), max(held[1], _chunks_held(shards)[1])
+        result = {"seconds": time.perf_counter() - start, "blocks": blocks, "chunks": len(list(shards.glob("*.bin"))),
+                  "anon_mib": anon / 1024, "file_mib": mapped / 1024, "open_chunks": held[0],
+                  "mapped_chunks": held[1]}  # fmt: skip
     result["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     result["peak_child_rss_mib"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(json.dumps(result))
@@ -106,10 +113,24 @@ def _rss_kib() -> dict[str, int]:
     return {line.split(":")[0]: int(line.split()[1]) for line in lines if line.startswith(("RssAnon", "RssFile"))}
 
 
+def _chunks_held(directory: Path) -> tuple[int, int]:
+    """Shard chunk files of ``directory`` this process has open and memory-mapped."""
+    opened = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            opened.add(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:  # the descriptor that listed the folder
+            continue
+    with open("/proc/self/maps", encoding="utf-8") as maps:
+        mapped = {line.split()[-1] for line in maps if len(line.split()) >= 6}
+    inside = f"{directory}/"
+    return sum(p.startswith(inside) and p.endswith(".bin") for p in opened), sum(p.startswith(inside) for p in mapped)
+
+
 def run(kind: str, **options: object) -> dict:
     command = [sys.executable, __file__, "--child", kind]
     for key, value in options.items():
-        command += [f"--{key}", str(value)]
+        command += [f"--{key.replace('_', '-')}", str(value)]
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     return json.loads(output.strip().splitlines()[-1])
 
@@ -118,6 +139,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--speed-mb", type=float, default=40)
     parser.add_argument("--sizes-mb", type=float, nargs=2, default=[20, 200])
+    parser.add_argument("--chunk-bytes", default="64MB", help="LitData chunk size of the memory runs' shards")
     parser.add_argument("--work", type=Path, default=Path("/tmp/thunder-bench-prepare"))
     parser.add_argument("--only", choices=["speed", "memory", "read"], help="run a part of the benchmark")
     parser.add_argument("--child", choices=["prepare", "read"])
@@ -157,22 +179,30 @@ def main() -> None:
             f"worker start-up included); peak RSS main {r['peak_rss_mib']:.0f} MiB, worker "
             f"{r['peak_child_rss_mib']:.0f} MiB"
         )
+        print(
+            f"  CPU seconds (not disturbed by load): workers and their helper processes {r['worker_cpu_s']:.1f}, main "
+            f"process {r['main_cpu_s']:.1f}; of it start-up (the 1-line corpus): workers {idle['worker_cpu_s']:.1f}, "
+            f"main {idle['main_cpu_s']:.1f}"
+        )
     for megabytes in args.sizes_mb if args.only != "speed" else ():
         corpus = args.work / f"corpus-{megabytes:g}mb.txt"
         size = make_corpus(corpus, megabytes)
-        out = args.work / f"size-{megabytes:g}"
+        out = args.work / f"size-{megabytes:g}-{args.chunk_bytes}"
         if args.only != "read":
-            r = run("prepare", input=corpus, out=out, workers=2)
+            r = run("prepare", input=corpus, out=out, workers=2, chunk_bytes=args.chunk_bytes)
             print(
                 f"prepare {size / 1e6:.0f} MB, 2 workers: {r['seconds']:.1f} s, {r['tokens']:,} tokens, peak RSS "
-                f"main {r['peak_rss_mib']:.0f} MiB, worker {r['peak_child_rss_mib']:.0f} MiB"
+                f"main {r['peak_rss_mib']:.0f} MiB, worker {r['peak_child_rss_mib']:.0f} MiB; CPU: workers "
+                f"{r['worker_cpu_s']:.1f} s ({r['tokens'] / r['worker_cpu_s']:,.0f} tokens per worker CPU second), main "
+                f"{r['main_cpu_s']:.1f} s"
             )
         r = run("read", out=out)
         print(
             f"read {size / 1e6:.0f} MB of shards as 512-token masked blocks: {r['blocks']:,} blocks in "
             f"{r['seconds']:.1f} s ({r['blocks'] * 512 / r['seconds']:,.0f} tokens/s, 1 process), peak RSS "
-            f"{r['peak_rss_mib']:.0f} MiB, of it anonymous {r['anon_mib']:.0f} MiB, mapped shard files "
-            f"{r['file_mib']:.0f} MiB"
+            f"{r['peak_rss_mib']:.0f} MiB, of it anonymous {r['anon_mib']:.0f} MiB, file-backed (shards, libraries) "
+            f"{r['file_mib']:.0f} MiB; chunk files held at once: {r['open_chunks']} open, {r['mapped_chunks']} mapped "
+            f"(of {r['chunks']})"
         )
 
 

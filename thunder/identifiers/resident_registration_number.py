@@ -13,6 +13,7 @@ WEIGHTS = (2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5)
 KOREAN_GENDER_DIGITS = "1234"  # 1/2: born 1900-1999, 3/4: 2000 or later (odd: male); 5-8 are foreigners'
 DATE = r"\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])"
 _DAYS_IN_MONTH = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+RANDOM_TAIL_SHARE = 0.1  # generated numbers issued (or re-issued) since Oct 2020: a random last digit, no check digit
 
 
 def weighted_sum(first12: str) -> int:
@@ -76,12 +77,14 @@ def gender_digit(gender: str, year: int, male: int = 1) -> int:
 
 
 def generate(rng: random.Random, context: MentionContext) -> str:
-    """``YYMMDD-GNNNNNC``: a valid date, the gender/century digit and check digit consistent with the context."""
+    """``YYMMDD-GNNNNNC``: a valid date and the gender/century digit consistent with the context; the check digit,
+    except for :data:`RANDOM_TAIL_SHARE` of the numbers (a random last digit), so that no model learns to trust it."""
     year = birth_year(rng, context)
     gender = infer_gender(context) or rng.choice(("male", "female"))
     month, day = month_day(rng, year)
     body = f"{year % 100:02d}{month:02d}{day:02d}{gender_digit(gender, year)}{rng.randint(0, 99999):05d}"
-    return f"{body[:6]}-{body[6:]}{check_digit(body)}"
+    last = rng.randint(0, 9) if rng.random() < RANDOM_TAIL_SHARE else check_digit(body)
+    return f"{body[:6]}-{body[6:]}{last}"
 
 
 IDENTIFIER = Identifier(NAME, ResidentRegistrationNumber, generate)
