@@ -393,8 +393,8 @@ class _Tally:
         self.characters += len(text)
 
     def _add_over_redacted(self, run: str) -> None:
-        if run.strip():
-            self.over_redacted_texts[run.strip()] += 1
+        if run := run.strip():
+            self.over_redacted_texts[run] += 1
 
     def _add_mention(self, doc: SynthesizedDocument, span: Any, label: Label, replaced: bytearray) -> None:
         text = doc.text

@@ -57,6 +57,16 @@ class TamperedError(MappingError):
 # ----------------------------------------------------------------------------------------------- keys
 
 
+def _read_text(path: Path, encoding: str, what: str) -> str:
+    """``path``'s text; a missing or unreadable file raises :class:`MappingError` naming it and ``what`` it is."""
+    try:
+        return path.read_text(encoding=encoding)
+    except FileNotFoundError:
+        raise MappingError(f"{path}: {what} not found") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise MappingError(f"{path}: cannot read the {what} ({error})") from None
+
+
 def _derive(master: bytes, purpose: str, length: int = 32) -> bytes:
     return HKDF(hashes.SHA256(), length, salt=None, info=f"thunder-mapping/{purpose}".encode()).derive(master)
 
@@ -81,12 +91,7 @@ class MappingKey:
     def load(cls, path: str | Path) -> "MappingKey":
         """Read a key file; a missing or malformed file raises :class:`MappingError` naming it."""
         path = Path(path)
-        try:
-            line = path.read_text(encoding="ascii").strip()
-        except FileNotFoundError:
-            raise MappingError(f"{path}: key file not found") from None
-        except (OSError, UnicodeDecodeError) as error:
-            raise MappingError(f"{path}: cannot read the key file ({error})") from None
+        line = _read_text(path, "ascii", "key file").strip()
         if not line.startswith(KEY_PREFIX):
             raise MappingError(f"{path}: not a Thunder mapping key (expected a line starting {KEY_PREFIX!r})")
         try:
@@ -254,12 +259,7 @@ def reidentify(output_text: str, record: dict) -> str:
 def read_records(path: str | Path) -> Iterator[tuple[str, dict]]:
     """``(where, record)`` of every line of a mapping file, ``where`` = ``FILE:LINE``."""
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise MappingError(f"{path}: mapping file not found") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise MappingError(f"{path}: cannot read the mapping file ({error})") from None
+    lines = _read_text(path, "utf-8", "mapping file").splitlines()
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue

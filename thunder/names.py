@@ -116,7 +116,7 @@ class PersonNames:
         roll = rng.random()
         if roll < self.foreign:
             return self._foreign(rng)
-        surname, given = self._surname(rng), self._given(rng, context, self.any_syllable)
+        surname, given = self._surname(rng), self._given(rng, context)
         if roll < self.foreign + self.masked:
             return self._masked(rng, surname, given)
         if roll < self.foreign + self.masked + self.spaced:
@@ -130,17 +130,17 @@ class PersonNames:
     def _surname(rng: random.Random) -> str:
         return rng.choices(_SURNAMES, _SURNAME_WEIGHTS)[0]
 
-    @staticmethod
-    def _given(rng: random.Random, context: MentionContext, any_syllable: float) -> str:
-        if rng.random() < any_syllable:
-            size = rng.choices((1, 2, 3), (8, 87, 5))[0]
-            return "".join(chr(rng.randint(_FIRST_SYLLABLE, _LAST_SYLLABLE)) for _ in range(size))
-        roll = rng.random()
-        if roll < 0.25:
-            return rng.choice(_FAKER_GIVEN[infer_gender(context) or rng.choice(("male", "female"))])
-        if roll < 0.3:
-            return rng.choice(_NATIVE_GIVEN)
+    def _given(self, rng: random.Random, context: MentionContext) -> str:
+        any_syllable = rng.random() < self.any_syllable
+        if not any_syllable:
+            roll = rng.random()
+            if roll < 0.25:
+                return rng.choice(_FAKER_GIVEN[infer_gender(context) or rng.choice(("male", "female"))])
+            if roll < 0.3:
+                return rng.choice(_NATIVE_GIVEN)
         size = rng.choices((1, 2, 3), (8, 87, 5))[0]
+        if any_syllable:
+            return "".join(chr(rng.randint(_FIRST_SYLLABLE, _LAST_SYLLABLE)) for _ in range(size))
         return "".join(rng.choice(_GIVEN_SYLLABLES) for _ in range(size))
 
     @staticmethod
