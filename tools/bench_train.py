@@ -31,6 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import yaml
+
 
 def _measure(args: argparse.Namespace) -> dict:
     import torch
@@ -57,16 +59,29 @@ def _measure(args: argparse.Namespace) -> dict:
             return DataLoader(batches, batch_size=None)
 
     class Timer(Callback):
+        """Step end times; with ``--profile``, a torch.profiler trace of the timed steps."""
+
         def __init__(self) -> None:
             self.times: list[float] = []
+            self.profiler: torch.profiler.profile | None = None
 
         def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
             if trainer.strategy.root_device.type == "cuda":
                 torch.cuda.synchronize()
             self.times.append(time.perf_counter())
+            if args.profile and batch_idx == args.warmup - 1:
+                activities = [torch.profiler.ProfilerActivity.CPU]
+                if torch.cuda.is_available():
+                    activities.append(torch.profiler.ProfilerActivity.CUDA)
+                self.profiler = torch.profiler.profile(activities=activities)
+                self.profiler.start()
+            elif self.profiler is not None and batch_idx == args.steps - 1:
+                self.profiler.stop()
 
+    overrides = {key: yaml.safe_load(value) for key, _, value in (item.partition("=") for item in args.override)}
     module = MaskedLM(
-        backbone=args.preset, gradient_checkpointing=args.checkpointing[0] == "on", compile=args.compile[0] == "on",
+        backbone=args.preset, backbone_overrides=overrides or None,
+        gradient_checkpointing=args.checkpointing[0] == "on", compile=args.compile[0] == "on",
         lr=1e-4,
     )  # fmt: skip
     timer = Timer()
@@ -74,16 +89,19 @@ def _measure(args: argparse.Namespace) -> dict:
     monitor = TokenThroughputMonitor(peak_tflops=args.peak_tflops, window_size=timed + 1)
     with tempfile.TemporaryDirectory() as logs:
         trainer = Trainer(
-            accelerator=args.accelerator, devices=1, strategy=ModelParallelStrategy(data_parallel_size=1),
+            accelerator=args.accelerator, devices=1,
+            strategy=ModelParallelStrategy(data_parallel_size=1) if args.strategy[0] == "fsdp2" else "auto",
             precision=args.precision, max_steps=args.steps, logger=CSVLogger(logs, name="bench"),
             log_every_n_steps=1, enable_checkpointing=False, callbacks=[timer, monitor], enable_progress_bar=False,
             enable_model_summary=False, num_sanity_val_steps=0, limit_val_batches=0,
         )  # fmt: skip
         trainer.fit(module, datamodule=RandomBlocks())
-        rows = list(csv.DictReader(open(Path(trainer.logger.log_dir) / "metrics.csv", encoding="utf-8")))
+        rows = list(csv.DictReader((Path(trainer.logger.log_dir) / "metrics.csv").read_text("utf-8").splitlines()))
     logged_mfu = [float(row["train/device/mfu"]) for row in rows if row.get("train/device/mfu")]
     elapsed = timer.times[-1] - timer.times[args.warmup - 1]
     tokens_per_sec = timed * batch * args.seq_len / elapsed
+    if timer.profiler is not None:
+        _write_profile(timer.profiler, args, elapsed)
     flops = train_flops_per_token(module.model.config, args.seq_len, "mlm", batch * args.seq_len)
     peak = args.peak_tflops
     device = trainer.strategy.root_device
@@ -99,12 +117,29 @@ def _measure(args: argparse.Namespace) -> dict:
         name, memory = "cpu", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     return {
         "preset": args.preset, "device": name, "precision": args.precision, "checkpointing": args.checkpointing[0],
-        "compile": args.compile[0], "seq_len": args.seq_len, "batch": batch, "timed_steps": timed,
+        "compile": args.compile[0], "strategy": args.strategy[0], "overrides": overrides, "seq_len": args.seq_len,
+        "batch": batch, "timed_steps": timed,
         "seconds": round(elapsed, 3), "tokens_per_sec": round(tokens_per_sec),
         "tflops_per_sec": round(flops * tokens_per_sec / 1e12, 2), "peak_tflops": peak,
         "mfu": round(flops * tokens_per_sec / (peak * 1e12), 4) if peak else None,
         "monitor_mfu": round(logged_mfu[-1], 4) if logged_mfu else None, "peak_memory_gib": round(memory, 2),
     }  # fmt: skip
+
+
+def _write_profile(profiler, args: argparse.Namespace, elapsed: float) -> None:
+    """The timed steps' operators by device time and by CPU time to ``--profile`` (the tables end with the total
+    self device time: over the wall-clock seconds in the first line, how busy the device was)."""
+    events = profiler.key_averages()
+    name = f"profile_b{args.batch[0]}_{args.strategy[0]}_compile-{args.compile[0]}_ckpt-{args.checkpointing[0]}.txt"
+    args.profile.mkdir(parents=True, exist_ok=True)
+    (args.profile / name).write_text(
+        f"timed steps: {args.steps - args.warmup}, {elapsed:.3f} s wall clock (profiled)\n\n"
+        + events.table(sort_by="self_device_time_total", row_limit=30, max_name_column_width=60)
+        + "\n\n"
+        + events.table(sort_by="self_cpu_time_total", row_limit=30, max_name_column_width=60)
+        + "\n",
+        encoding="utf-8",
+    )
 
 
 def _matmul_tflops(size: int = 8192, repeats: int = 10) -> float:
@@ -142,6 +177,21 @@ def main() -> None:
     parser.add_argument("--peak-tflops", type=float)
     parser.add_argument("--checkpointing", nargs="+", choices=["on", "off"], default=["on", "off"])
     parser.add_argument("--compile", nargs="+", choices=["on", "off"], default=["off"])
+    parser.add_argument(
+        "--strategy",
+        nargs="+",
+        choices=["fsdp2", "single"],
+        default=["fsdp2"],
+        help="fsdp2: ModelParallelStrategy (fully_shard per layer), as the configs; single: no sharding",
+    )
+    parser.add_argument(
+        "--override",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="backbone config override for every setting, e.g. attention_probs_dropout_prob=0",
+    )
+    parser.add_argument("--profile", type=Path, help="write a torch.profiler table of the timed steps here")
     parser.add_argument("--child-timeout", type=float, default=600.0, help="seconds for one setting's process")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -156,16 +206,20 @@ def main() -> None:
         print(f"measured bf16 matrix product (8192^3): {measured:.0f} TFLOP/s")
     rows: list[dict] = []
     failed = []
-    print("| preset | device | precision | compile | checkpointing | seq × batch | tokens/s | TFLOP/s | MFU | MFU vs "
-          "measured | monitor MFU | peak memory GiB |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for batch, compiled, checkpointing in itertools.product(args.batch, args.compile, args.checkpointing):
+    columns = ["preset", "device", "precision", "strategy", "compile", "checkpointing", "seq × batch", "tokens/s",
+               "TFLOP/s", "MFU", "MFU vs measured", "monitor MFU", "peak memory GiB"]  # fmt: skip
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+    settings = itertools.product(args.batch, args.strategy, args.compile, args.checkpointing)
+    for batch, strategy, compiled, checkpointing in settings:
         command = [sys.executable, __file__, "--child", "--checkpointing", checkpointing, "--compile", compiled,
-                   "--batch", str(batch)]  # fmt: skip
-        for key in ("preset", "seq_len", "steps", "warmup", "accelerator", "precision", "peak_tflops"):
+                   "--batch", str(batch), "--strategy", strategy]  # fmt: skip
+        for key in ("preset", "seq_len", "steps", "warmup", "accelerator", "precision", "peak_tflops", "profile"):
             if getattr(args, key) is not None:
                 command += [f"--{key.replace('_', '-')}", str(getattr(args, key))]
-        setting = f"batch {batch}, compile {compiled}, checkpointing {checkpointing}"
+        for item in args.override:
+            command += ["--override", item]
+        setting = f"batch {batch}, {strategy}, compile {compiled}, checkpointing {checkpointing}"
         try:
             done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=args.child_timeout)
         except subprocess.TimeoutExpired:
@@ -182,8 +236,9 @@ def main() -> None:
         row["mfu_vs_measured"] = round(row["tflops_per_sec"] / measured, 4) if measured else None
         rows.append(row)
         print(
-            f"| {row['preset']} | {row['device']} | {row['precision']} | {compiled} | {checkpointing} "
-            f"| {row['seq_len']} × {batch} | {row['tokens_per_sec']:,} | {row['tflops_per_sec']} | {_percent(row['mfu'])} "
+            f"| {row['preset']} | {row['device']} | {row['precision']} | {strategy} | {compiled} | {checkpointing} "
+            f"| {row['seq_len']} × {batch} | {row['tokens_per_sec']:,} | {row['tflops_per_sec']} "
+            f"| {_percent(row['mfu'])} "
             f"| {_percent(row['mfu_vs_measured'])} | {_percent(row['monitor_mfu'])} | {row['peak_memory_gib']} |",
             flush=True,
         )
