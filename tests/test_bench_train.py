@@ -43,3 +43,13 @@ def test_a_failing_setting_is_reported_and_the_run_fails(tmp_path: Path) -> None
     assert "batch 2, fsdp2, compile off, checkpointing off: failed" in done.stdout
     assert "batch 3, fsdp2, compile off, checkpointing off: failed" in done.stdout  # the second still ran
     assert "2 setting(s) gave no result" in done.stderr
+
+
+def test_an_override_without_a_value_is_refused_before_any_run() -> None:
+    done = subprocess.run(
+        [sys.executable, str(TOOL), *SMOKE, "--override", "attention_probs_dropout_prob"],
+        capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "--override takes KEY=VALUE, got 'attention_probs_dropout_prob'" in done.stderr
+    assert "|" not in done.stdout  # no table: nothing ran

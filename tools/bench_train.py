@@ -44,7 +44,8 @@ def _measure(args: argparse.Namespace) -> dict:
     from thunder.models import H200_DENSE_BF16_TFLOPS, MaskedLM, TokenThroughputMonitor, backbone_config
     from thunder.sizing import train_flops_per_token
 
-    vocab = backbone_config(args.preset).vocab_size
+    overrides = {key: yaml.safe_load(value) for key, _, value in (item.partition("=") for item in args.override)}
+    vocab = backbone_config(args.preset, overrides or None).vocab_size
     batch = args.batch[0]
 
     class RandomBlocks(LightningDataModule):
@@ -78,7 +79,6 @@ def _measure(args: argparse.Namespace) -> dict:
             elif self.profiler is not None and batch_idx == args.steps - 1:
                 self.profiler.stop()
 
-    overrides = {key: yaml.safe_load(value) for key, _, value in (item.partition("=") for item in args.override)}
     module = MaskedLM(
         backbone=args.preset, backbone_overrides=overrides or None,
         gradient_checkpointing=args.checkpointing[0] == "on", compile=args.compile[0] == "on",
@@ -198,6 +198,9 @@ def main() -> None:
     args = parser.parse_args()
     if not 0 < args.warmup < args.steps:
         parser.error("need 0 < --warmup < --steps")
+    for item in args.override:
+        if "=" not in item or not item.partition("=")[0]:
+            parser.error(f"--override takes KEY=VALUE, got {item!r}")
     if args.child:
         print("RESULT " + json.dumps(_measure(args)))
         return
