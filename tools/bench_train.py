@@ -10,11 +10,11 @@ Each setting runs in a fresh process (one failing or running past ``--child-time
 still run): ``MaskedLM`` under Lightning's ``ModelParallelStrategy`` (FSDP2 ``fully_shard`` per layer, as the large
 configs) on random 15%-masked blocks (the model's speed, not the data's), ``--steps`` optimizer steps of which the
 first ``--warmup`` are not timed. MFU is model FLOPs (thunder.sizing, forward + backward, recomputation not counted)
-per second over the device's peak: ``--peak-tflops``, else Lightning's table (H200: dense bf16 989 TFLOP/s). On a GPU
-the bf16 matrix-product rate is also measured (8192^3, median of 10) and MFU given against it. ``monitor MFU`` is
-what ``thunder.models.TokenThroughputMonitor`` logged for the same steps (a check of the training callback). Peak
-memory: ``torch.cuda.max_memory_allocated`` on a GPU, the process's peak RSS on CPU. Prints one Markdown row per
-setting; ``--json`` is rewritten after each one.
+per second over the device's peak as ``TokenThroughputMonitor`` takes it: ``--peak-tflops``, else Lightning's table
+for the precision's dtype (H200: dense bf16 989 TFLOP/s). On a GPU the bf16 matrix-product rate is also measured
+(8192^3, median of 10) and MFU given against it. ``monitor MFU`` is what ``thunder.models.TokenThroughputMonitor``
+logged for the same steps (a check of the training callback). Peak memory: ``torch.cuda.max_memory_allocated`` on a
+GPU, the process's peak RSS on CPU. Prints one Markdown row per setting; ``--json`` is rewritten after each one.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def _measure(args: argparse.Namespace) -> dict:
     from lightning.pytorch.strategies import ModelParallelStrategy
     from torch.utils.data import DataLoader
 
-    from thunder.models import H200_DENSE_BF16_TFLOPS, MaskedLM, TokenThroughputMonitor, backbone_config
+    from thunder.models import MaskedLM, TokenThroughputMonitor, backbone_config
     from thunder.sizing import train_flops_per_token
 
     overrides = {key: yaml.safe_load(value) for key, _, value in (item.partition("=") for item in args.override)}
@@ -103,16 +103,11 @@ def _measure(args: argparse.Namespace) -> dict:
     if timer.profiler is not None:
         _write_profile(timer.profiler, args, elapsed)
     flops = train_flops_per_token(module.model.config, args.seq_len, "mlm", batch * args.seq_len)
-    peak = args.peak_tflops
+    peak = monitor.available_flops / 1e12 if monitor.available_flops else None  # the callback's own peak lookup
     device = trainer.strategy.root_device
     if device.type == "cuda":
         name = torch.cuda.get_device_name(device)
         memory = torch.cuda.max_memory_allocated(device) / 2**30
-        if peak is None:
-            from lightning.fabric.utilities.throughput import get_available_flops
-
-            available = get_available_flops(device, torch.bfloat16)
-            peak = H200_DENSE_BF16_TFLOPS if "h200" in name.lower() else (available / 1e12 if available else None)
     else:
         name, memory = "cpu", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     return {
@@ -241,8 +236,8 @@ def main() -> None:
         print(
             f"| {row['preset']} | {row['device']} | {row['precision']} | {strategy} | {compiled} | {checkpointing} "
             f"| {row['seq_len']} × {batch} | {row['tokens_per_sec']:,} | {row['tflops_per_sec']} "
-            f"| {_percent(row['mfu'])} "
-            f"| {_percent(row['mfu_vs_measured'])} | {_percent(row['monitor_mfu'])} | {row['peak_memory_gib']} |",
+            f"| {_percent(row['mfu'])} | {_percent(row['mfu_vs_measured'])} | {_percent(row['monitor_mfu'])} "
+            f"| {row['peak_memory_gib']} |",
             flush=True,
         )
         if args.json:
