@@ -31,7 +31,7 @@ from thunder.data import (
     token_labels,
     window_examples,
 )
-from thunder.synthesis import EntitySpan
+from thunder.synthesis import EntitySpan, head_outside_labels
 from thunder.taxonomy import LabelSet, Taxonomy
 from thunder.tokenizer import ThunderTokenizer
 
@@ -457,6 +457,29 @@ def test_a_local_hugging_face_jsonl_directory_can_be_the_test_set(tmp_path: Path
     assert "<<<" not in synthesized.text and [span.label for span in synthesized.spans] == ["내국인이름"]
 
 
+def test_head_nouns_follow_the_training_documents() -> None:
+    """``corpus``: the head-noun labels come from the train split, and their spans leave out the head noun that
+    ``inside`` spans cover (the text is the same)."""
+    module = DeIdDataModule(head_nouns="corpus")
+    documents = module.documents()
+    outside = module.head_outside()
+    assert outside == head_outside_labels(documents["train"], module.taxonomy) and "아파트" in outside
+    inside = DeIdDataModule()
+    assert inside.head_nouns == "inside" and inside.head_outside() == frozenset()
+    cut = 0
+    for annotated in documents["train"]:
+        corpus_doc = module.synthesizer("val")(annotated)
+        inside_doc = inside.synthesizer("val")(annotated)
+        assert corpus_doc.text == inside_doc.text
+        for ours, theirs in zip(corpus_doc.spans, inside_doc.spans):
+            assert ours.start == theirs.start and ours.end <= theirs.end
+            if ours.end < theirs.end:
+                head = corpus_doc.text[ours.end : theirs.end].strip()
+                assert ours.label in outside and ours.label.endswith(head), (ours, head)
+                cut += 1
+    assert cut > 0
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
@@ -466,6 +489,7 @@ def test_a_local_hugging_face_jsonl_directory_can_be_the_test_set(tmp_path: Path
         ({"scheme": "BIOES"}, "scheme"),
         ({"replacement": "never"}, "replacement"),
         ({"batch_size": 0}, "batch_size"),
+        ({"head_nouns": "outside"}, "head_nouns"),
     ],
 )
 def test_bad_config_values_are_rejected(options: dict, message: str) -> None:

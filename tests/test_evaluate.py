@@ -224,6 +224,20 @@ def test_evaluate_runs_a_custom_recognizer_and_operator_as_deid_would(tmp_path: 
     assert report["meta"]["pipeline"]["operator"] == "mask"
 
 
+def test_head_nouns_choose_the_gold_convention(taxonomy: Taxonomy) -> None:
+    """The same filling under both conventions; ``corpus`` gold leaves out head nouns that ``inside`` covers."""
+    from thunder.data import DEMO_CORPUS
+
+    corpus = list(ev.load_documents(DEMO_CORPUS, taxonomy, split="test", head_nouns="corpus"))
+    inside = list(ev.load_documents(DEMO_CORPUS, taxonomy, split="test"))
+    assert [d.text for d in corpus] == [d.text for d in inside]
+    pairs = [(a, b) for x, y in zip(corpus, inside) for a, b in zip(x.spans, y.spans)]
+    assert all(a.start == b.start and a.end <= b.end for a, b in pairs)
+    assert any(a.end < b.end for a, b in pairs)
+    with pytest.raises(ValueError, match="head_nouns"):
+        list(ev.load_documents(DEMO_CORPUS, taxonomy, head_nouns="outside"))
+
+
 def test_annotated_directory_is_synthesized_reproducibly(taxonomy: Taxonomy) -> None:
     from thunder.data import DEMO_CORPUS
 

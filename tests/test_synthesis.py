@@ -14,7 +14,14 @@ from thunder.annotation import AnnotatedDocument, iter_corpus, parse_annotated
 from thunder.identifiers.bank_account_number import BANK_ACCOUNT_FORMATS
 from thunder.mentions import DEMO_MENTIONS, GENERATORS, ListSource, MentionBank
 from thunder.particles import agrees, fix_particle
-from thunder.synthesis import SynthesisError, SynthesizedDocument, Synthesizer, leftovers, stable_seed
+from thunder.synthesis import (
+    SynthesisError,
+    SynthesizedDocument,
+    Synthesizer,
+    head_outside_labels,
+    leftovers,
+    stable_seed,
+)
 from thunder.taxonomy import Taxonomy
 
 DEMO_CORPUS = DEMO_MENTIONS.parent / "annotated"
@@ -45,22 +52,43 @@ def doc(raw: str, doc_id: str = "doc") -> AnnotatedDocument:
 _NOTE = re.compile(r"^[ \t]*(?:\d+[ \t]*)?생략(?=[ \t]*\))")
 
 
+def _without_head(written: str, label: str) -> tuple[str, int]:
+    """``written`` without a head noun of ``label`` left outside the span before it, and how much was cut."""
+    stripped = written.lstrip(" ")
+    for size in range(len(label), 0, -1):
+        if stripped.startswith(label[-size:]):
+            cut = len(written) - len(stripped) + size
+            return written[cut:], cut
+    return written, 0
+
+
 def check_structure(source: AnnotatedDocument, out: SynthesizedDocument) -> None:
     """Spans are ordered, non-empty and cover the mentions; text outside placeholders is kept (a leading
-    particle may have been made to agree); no placeholder code is left where a placeholder was."""
+    particle may have been made to agree, a head noun of the span before may stand first); no placeholder code
+    is left where a placeholder was."""
     assert len(out.spans) == len(source.placeholders)
     prev_in = prev_out = 0
+    label = ""
+
+    def kept(original: str, written: str) -> bool:
+        def same(text: str, end: int) -> bool:
+            return text == original or text == fix_particle(out.text[:end], original)
+
+        if same(written, prev_out):
+            return True
+        rest, cut = _without_head(written, label)
+        return bool(cut) and same(rest, prev_out + cut)
+
     for p, span in zip(sorted(source.placeholders, key=lambda p: p.start), out.spans):
         assert prev_out <= span.start < span.end <= len(out.text)
         mention = out.text[span.start : span.end]
         assert mention.strip() == mention
         original, written = source.text[prev_in : p.start], out.text[prev_out : span.start]
         original = _NOTE.sub("", original, count=1) if prev_in else original  # "… 1 생략)" goes with its placeholder
-        previous = out.text[: prev_out]
-        assert written == original or written == fix_particle(previous, original), (original, written)
-        prev_in, prev_out = p.end, span.end
+        assert kept(original, written), (original, written)
+        prev_in, prev_out, label = p.end, span.end, span.label
     original, written = _NOTE.sub("", source.text[prev_in:], count=1), out.text[prev_out:]
-    assert written == original or written == fix_particle(out.text[:prev_out], original)
+    assert kept(original, written), (original, written)
     assert "<<<" not in out.text and ">>>" not in out.text
 
 
@@ -140,6 +168,41 @@ def test_repeated_generic_words(taxonomy: Taxonomy, raw: str, mentions: list[str
     out = Synthesizer(taxonomy, make_bank(taxonomy, **{label: mentions}))(source)
     check_structure(source, out)
     assert out.text == expected
+
+
+def test_head_outside_labels_follow_the_corpus_convention(taxonomy: Taxonomy, tmp_path: Path) -> None:
+    """A quasi label is in the set when at least half its placeholders are followed by its head noun (of the
+    label or of the raw tag, after spaces or quotes); direct labels never are."""
+    aliases = tmp_path / "aliases.json"
+    aliases.write_text('{"호": "호실"}', encoding="utf-8")
+    taxonomy = Taxonomy.load(alias_files=[aliases])
+    docs = [
+        doc("<<<아파트>>>E<<</아파트>>>아파트 101동, <<<아파트>>>F<<</아파트>>> 아파트, <<<아파트>>>G<<</아파트>>> 토목공사"),
+        doc("<<<가게>>>A<<</가게>>>에서, <<<가게>>>B<<</가게>>>가게, <<<가게>>>C<<</가게>>>를"),
+        doc("<<<호>>>D<<</호>>>호에서 <<<지하철역>>>H<<</지하철역>>>' 역 <<<내국인이름>>>I<<</내국인이름>>>이름"),
+    ]
+    assert head_outside_labels(docs, taxonomy) == {"아파트", "호실", "지하철역"}
+    assert head_outside_labels(docs, taxonomy, min_share=0.3) == {"아파트", "호실", "지하철역", "가게"}
+    assert head_outside_labels([doc("<<<없는태그>>>A<<</없는태그>>>태그")], taxonomy) == frozenset()
+    with pytest.raises(ValueError, match="min_share"):
+        head_outside_labels(docs, taxonomy, min_share=0)
+
+
+def test_head_noun_stays_outside_the_span(taxonomy: Taxonomy) -> None:
+    source = doc("<<<아파트>>>E<<</아파트>>> 토목공사와 <<<아파트>>>F<<</아파트>>>아파트, <<<식당>>>G<<</식당>>>에서")
+    bank = make_bank(taxonomy, 아파트=["래미안아파트"], 식당=["소담식당"])
+    covered = {}
+    for head_outside in (set(), {"아파트"}):
+        out = Synthesizer(taxonomy, bank, head_outside=head_outside)(source)
+        check_structure(source, out)
+        assert out.text == "래미안아파트 토목공사와 래미안아파트, 소담식당에서"  # the text does not change
+        covered[frozenset(head_outside)] = [out.text[s.start : s.end] for s in out.spans]
+    assert covered[frozenset()] == ["래미안아파트", "래미안", "소담식당"]
+    assert covered[frozenset({"아파트"})] == ["래미안", "래미안", "소담식당"]
+    spaced = Synthesizer(taxonomy, make_bank(taxonomy, 아파트=["e편한세상 아파트"]), head_outside={"아파트"})(source)
+    assert spaced.text[spaced.spans[0].start : spaced.spans[0].end] == "e편한세상"
+    bare = Synthesizer(taxonomy, make_bank(taxonomy, 아파트=["아파트"]), head_outside={"아파트"})(source)
+    assert bare.text[bare.spans[0].start : bare.spans[0].end] == "아파트"  # a mention that is only the head stays
 
 
 def test_particle_is_fixed_when_no_mention_agrees(taxonomy: Taxonomy) -> None:

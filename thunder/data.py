@@ -43,7 +43,7 @@ from thunder.annotation import AnnotatedDocument, iter_corpus
 from thunder.identifiers import CATALOGUE
 from thunder.mentions import MentionBank, MentionSource, load_generators
 from thunder.names import ShapeNoise
-from thunder.synthesis import EntitySpan, SynthesizedDocument, Synthesizer, stable_seed
+from thunder.synthesis import EntitySpan, SynthesizedDocument, Synthesizer, head_outside_labels, stable_seed
 from thunder.taxonomy import GRANULARITIES, SCHEMES, LabelSet, Taxonomy
 from thunder.tokenizer import THUNDER_CONFIG, Encoding, ThunderTokenizer, check_windows, morpheme_pieces, window_ranges
 
@@ -55,6 +55,7 @@ DEMO_TOKENIZER = RESOURCES / "demo" / "tokenizer"
 REPLACEMENTS = ("per_epoch", "single")
 SPLITS = ("train", "val", "test")
 TEST_MENTIONS = ("seen", "unseen", "both")
+HEAD_NOUNS = ("inside", "corpus")
 
 Example = dict[str, list[int]]  # "input_ids" and "labels" of one window / one masked document, no padding
 
@@ -449,9 +450,12 @@ class _SynthesisMixin:
     def _load_taxonomy(self) -> Taxonomy:
         return Taxonomy.load(self.taxonomy_path, alias_files=self.alias_files or ())
 
-    def _synthesizer(self, seed: int, replacement: str, part: str = "train", noise: bool = False) -> Synthesizer:
+    def _synthesizer(
+        self, seed: int, replacement: str, part: str = "train", noise: bool = False,
+        head_outside: frozenset[str] = frozenset(),
+    ) -> Synthesizer:  # fmt: skip
         """A synthesizer over one part of the mention lists (``train`` or ``heldout``), with random-shape
-        mentions (``noise``) for training."""
+        mentions (``noise``) for training and head nouns kept outside the spans of ``head_outside``."""
         banks = self.__dict__.setdefault("_mention_banks", {})
         key = (part, noise)
         if key not in banks:
@@ -462,7 +466,7 @@ class _SynthesisMixin:
             if noise and self.random_mentions > 0:
                 bank = with_random_mentions(bank, self.random_mentions)
             banks[key] = bank
-        return Synthesizer(self.taxonomy, banks[key], seed=seed, replacement=replacement)
+        return Synthesizer(self.taxonomy, banks[key], seed=seed, replacement=replacement, head_outside=head_outside)
 
     @property
     def tokenizer(self) -> ThunderTokenizer:
@@ -525,6 +529,10 @@ class DeIdDataModule(_SynthesisMixin, LightningDataModule):
             logged as ``test/seen/...`` and ``test/unseen/...``); default ``both`` with a holdout, else ``seen``.
         random_mentions: Share of training mentions replaced by random strings of their shape (structured
             identifiers excepted), so that the context is the only cue.
+        head_nouns: ``inside``: spans cover whole mentions; ``corpus``: a generic head noun ending a mention
+            (``래미안아파트`` under 아파트, ``강남역`` under 지하철역) stays outside its span for the quasi labels whose
+            training documents mostly write it after the placeholder (``<<<아파트>>>E<<</아파트>>>아파트``), the
+            corpus's own convention (README: it did not train a better model).
         train_dirs: Explicit training directories (replace the train share of ``data_dir``).
         val_dirs: Explicit validation directories (replace the val share of ``data_dir``).
         test_dirs: Explicit test directories: any directory of annotated judgments can be a test set.
@@ -553,6 +561,7 @@ class DeIdDataModule(_SynthesisMixin, LightningDataModule):
         mention_holdout: float = 0.0,
         test_mentions: Literal["seen", "unseen", "both"] | None = None,
         random_mentions: float = 0.0,
+        head_nouns: Literal["inside", "corpus"] = "inside",
         train_dirs: list[str] | None = None,
         val_dirs: list[str] | None = None,
         test_dirs: list[str] | None = None,
@@ -572,6 +581,9 @@ class DeIdDataModule(_SynthesisMixin, LightningDataModule):
         _check_choice("granularity", granularity, GRANULARITIES)
         _check_choice("scheme", scheme, SCHEMES)
         _check_choice("replacement", replacement, REPLACEMENTS)
+        _check_choice("head_nouns", head_nouns, HEAD_NOUNS)
+        self.head_nouns = head_nouns
+        self._head_outside: frozenset[str] | None = None
         check_windows(max_length, stride)
         _check_positive(batch_size=batch_size, pad_to_multiple_of=pad_to_multiple_of or 1)
         if num_workers < 0:
@@ -615,22 +627,34 @@ class DeIdDataModule(_SynthesisMixin, LightningDataModule):
             result[name] = shares[name]
         return result
 
+    def head_outside(self, train_documents: Sequence[AnnotatedDocument] | None = None) -> frozenset[str]:
+        """Labels whose head nouns stay outside spans (``head_nouns``), read once from the training documents."""
+        if self.head_nouns == "inside":
+            return frozenset()
+        if self._head_outside is None:
+            documents = self.documents()["train"] if train_documents is None else train_documents
+            self._head_outside = head_outside_labels(documents, self.taxonomy)
+        return self._head_outside
+
     def synthesizer(self, split: str) -> Synthesizer:
         """The synthesizer of a split: ``seed``/``replacement`` for training, fixed mentions for evaluation."""
         _check_choice("split", split, SPLITS)
         if split == "train":
-            return self._synthesizer(self.seed, self.replacement, noise=True)
-        return self._synthesizer(stable_seed("eval", self.seed) % 2**31, "single")
+            return self._synthesizer(self.seed, self.replacement, noise=True, head_outside=self.head_outside())
+        return self._synthesizer(stable_seed("eval", self.seed) % 2**31, "single", head_outside=self.head_outside())
 
     def unseen_synthesizer(self) -> Synthesizer:
         """The synthesizer of the ``unseen`` test set: the held-back mentions and the unseen name family."""
-        return self._synthesizer(stable_seed("eval", self.seed) % 2**31, "single", part="heldout")
+        return self._synthesizer(
+            stable_seed("eval", self.seed) % 2**31, "single", part="heldout", head_outside=self.head_outside()
+        )
 
     def setup(self, stage: str | None = None) -> None:
         """Read the corpus and build the datasets (once)."""
         if self.datasets:
             return
         documents = self.documents()
+        self.head_outside(documents["train"])
         for name in SPLITS:
             training = name == "train"
             self.datasets[name] = TokenClassificationDataset(

@@ -46,7 +46,7 @@ import torch
 from thunder.deid import DeidResult, Deidentifier
 from thunder.mentions import DEMO_MENTIONS, MentionBank
 from thunder.metrics import TokenMetrics
-from thunder.synthesis import EntitySpan, SynthesizedDocument, Synthesizer
+from thunder.synthesis import EntitySpan, SynthesizedDocument, Synthesizer, head_outside_labels
 from thunder.taxonomy import BINARY_TYPE, GRANULARITIES, Label, Taxonomy, UnknownTagError
 
 CHAR_TOKENIZATION = "chars"
@@ -581,6 +581,7 @@ def load_documents(
     mentions: str = "seen",
     mention_holdout: float = 0.0,
     generators: Mapping[str, Any] | None = None,
+    head_nouns: str = "inside",
 ) -> Iterator[SynthesizedDocument]:
     """Evaluation documents from a JSONL file, or a directory of annotated judgments filled in once.
 
@@ -589,8 +590,12 @@ def load_documents(
     ``Synthesizer(seed=seed, replacement="single")`` at epoch 0 from ``mention_dirs`` (default: the demo lists).
     With ``mention_holdout`` (the training data module's), ``mentions="seen"`` draws from the lists' training
     part and ``"unseen"`` only from the held-back part, with the unseen person-name family (the holdout is keyed
-    by ``split_seed``, as in training); ``generators`` replaces label sources as the data module's option does.
+    by ``split_seed``, as in training); ``generators`` replaces label sources as the data module's option does;
+    ``head_nouns`` is the data module's option (``corpus``: the convention is read from the training split, or from
+    the whole directory without ``split``).
     """
+    if head_nouns not in ("inside", "corpus"):
+        raise ValueError(f"head_nouns must be 'inside' or 'corpus', got {head_nouns!r}")
     if mentions not in ("seen", "unseen"):
         raise ValueError(f"mentions must be 'seen' or 'unseen', got {mentions!r}")
     if mentions == "unseen" and not mention_holdout:
@@ -608,15 +613,18 @@ def load_documents(
     from thunder.data import SPLITS, read_corpus, split_documents
 
     annotated = read_corpus([path])
+    convention = annotated
     if split is not None:
         if split not in SPLITS:
             raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
-        annotated = split_documents(annotated, split_fractions, split_seed)[split]
+        shares = split_documents(annotated, split_fractions, split_seed)
+        annotated, convention = shares[split], shares["train"]
+    head_outside = head_outside_labels(convention, taxonomy) if head_nouns == "corpus" else frozenset()
     bank = MentionBank.from_dirs(
         taxonomy, list(mention_dirs) if mention_dirs else [DEMO_MENTIONS], generators=generators,
         holdout=mention_holdout, part="heldout" if mentions == "unseen" else "train", holdout_seed=split_seed,
     )  # fmt: skip
-    synthesizer = Synthesizer(taxonomy, bank, seed=seed, replacement="single")
+    synthesizer = Synthesizer(taxonomy, bank, seed=seed, replacement="single", head_outside=head_outside)
     for doc in annotated[:limit]:
         yield synthesizer(doc, epoch=0)
 

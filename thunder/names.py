@@ -16,6 +16,7 @@ from typing import Literal
 from faker.providers.person.ko_KR import Provider as _FakerPerson
 
 from thunder.identifiers.context import MentionContext, infer_gender
+from thunder.taxonomy import head_noun
 
 __all__ = ["FAMILIES", "PersonNames", "ShapeNoise", "compose_syllable", "random_shape"]
 
@@ -178,9 +179,9 @@ def _kept_tail(word: str, label: str) -> int:
     """How many trailing characters of ``word`` stay: the longest tail it shares with the label's name
     (``국민은행`` under 은행 keeps ``은행``, ``강남역`` under 지하철역 keeps ``역``), else an administrative
     unit ending an address word (``역삼동`` keeps ``동``)."""
-    for size in range(min(len(word) - 1, len(label)), 0, -1):
-        if word.endswith(label[-size:]):
-            return size
+    head = head_noun(word, label)
+    if head:
+        return len(head)
     if "주소" in label and len(word) > 1 and word[-1] in _ADDRESS_UNITS:
         return 1
     return 0

@@ -14,11 +14,14 @@ Placeholder quirks of the corpus are handled where the text allows it:
   ``한빛건설 주식회사 주식회사``;
 * a redaction note the annotators left after the placeholder (``<<<차량번호>>>차량번호<<</차량번호>>> 1 생략)``)
   is dropped with the placeholder content, so the text reads ``(12가3456)``;
+* a generic head noun that ends a mention (``래미안아파트`` under 아파트) stays outside the span for the labels in
+  ``head_outside``: the corpus's own convention where its annotators mostly wrote it after the placeholder
+  (``<<<아파트>>>E<<</아파트>>>아파트``); :func:`head_outside_labels` reads that convention from the documents;
 * a particle after the placeholder that the mention does not agree with (mentions are drawn to agree, but a
   list may have no agreeing entry) is corrected (``은`` -> ``는``).
 
-Each :class:`EntitySpan` covers exactly the inserted mention (with a kept inner word such as ``모텔``);
-quotes and spaces that the parser left outside the placeholder stay outside the span.
+Each :class:`EntitySpan` covers exactly the inserted mention (with a kept inner word such as ``모텔``, without a
+head noun kept outside); quotes and spaces that the parser left outside the placeholder stay outside the span.
 """
 
 from __future__ import annotations
@@ -26,12 +29,14 @@ from __future__ import annotations
 import hashlib
 import random
 import re
+from collections import Counter
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from thunder.annotation import AnnotatedDocument, Placeholder
 from thunder.mentions import MentionBank, MentionContext, particle_after
 from thunder.particles import fix_particle, leading_particle
-from thunder.taxonomy import Taxonomy, UnknownTagError
+from thunder.taxonomy import Taxonomy, UnknownTagError, head_noun
 
 __all__ = [
     "REPLACEMENTS",
@@ -39,6 +44,7 @@ __all__ = [
     "SynthesisError",
     "SynthesizedDocument",
     "Synthesizer",
+    "head_outside_labels",
     "leftovers",
     "stable_seed",
 ]
@@ -101,11 +107,49 @@ def _trim(mention: str, left: str, right: str, words: tuple[str, ...]) -> str:
     return mention
 
 
+def head_outside_labels(
+    documents: Iterable[AnnotatedDocument], taxonomy: Taxonomy, min_share: float = 0.5
+) -> frozenset[str]:
+    """Quasi-identifier labels whose placeholders the documents follow with a head noun of the label or raw tag
+    (``<<<병원>>>C<<</병원>>>병원``, ``<<<호>>>D<<</호>>>호`` under 호실) at least ``min_share`` of the time; tags
+    the taxonomy does not know are skipped."""
+    if not 0 < min_share <= 1:
+        raise ValueError(f"min_share must be in (0, 1], got {min_share}")
+    total: Counter[str] = Counter()
+    followed: Counter[str] = Counter()
+    for doc in documents:
+        for p in doc.placeholders:
+            try:
+                label = taxonomy.resolve(p.tag).label
+            except UnknownTagError:
+                continue
+            if label.tier1 != "quasi":
+                continue
+            total[label.name] += 1
+            after = doc.text[p.end : p.end + 40].lstrip(_BETWEEN)
+            words = (label.name, "".join(p.tag.split()))
+            followed[label.name] += any(after.startswith(w[-size:]) for w in words for size in range(1, len(w) + 1))
+    return frozenset(label for label, count in total.items() if followed[label] >= min_share * count)
+
+
+def _head(mention: str, words: tuple[str, ...]) -> str:
+    """The longest head noun of any of ``words`` (label, raw tag) that ends ``mention``."""
+    return max((head_noun(mention, w) for w in words), key=len)
+
+
 class Synthesizer:
-    """``AnnotatedDocument`` -> :class:`SynthesizedDocument`, seeded per (seed, epoch, document)."""
+    """``AnnotatedDocument`` -> :class:`SynthesizedDocument`, seeded per (seed, epoch, document).
+
+    ``head_outside``: labels whose head noun ending a mention stays outside its span (:func:`head_outside_labels`).
+    """
 
     def __init__(
-        self, taxonomy: Taxonomy, mentions: MentionBank, seed: int = 0, replacement: str = "per_epoch"
+        self,
+        taxonomy: Taxonomy,
+        mentions: MentionBank,
+        seed: int = 0,
+        replacement: str = "per_epoch",
+        head_outside: Collection[str] = frozenset(),
     ) -> None:
         if replacement not in REPLACEMENTS:
             raise ValueError(f"replacement must be one of {REPLACEMENTS}, got {replacement!r}")
@@ -113,6 +157,7 @@ class Synthesizer:
         self.mentions = mentions
         self.seed = seed
         self.replacement = replacement
+        self.head_outside = frozenset(head_outside)
         self._labels: dict[str, str] = {}
 
     def _label(self, doc: AnnotatedDocument, placeholder: Placeholder) -> str:
@@ -167,7 +212,9 @@ class Synthesizer:
             words = (label, "".join(p.tag.split()), word) if word else (label, "".join(p.tag.split()))
             following = text[p.end : p.end + CONTEXT_CHARS]
             inserted = _trim(chosen[key], tail, word + following, words) + word
-            spans.append(EntitySpan(length, length + len(inserted), label, p.entity))
+            head = "" if word or label not in self.head_outside else _head(inserted, words)
+            covered = inserted[: len(inserted) - len(head)].rstrip() if head else inserted
+            spans.append(EntitySpan(length, length + len(covered or inserted), label, p.entity))
             write(inserted)
             cursor = p.end
             note = _NOTE_AFTER.match(text, cursor)

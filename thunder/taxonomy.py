@@ -395,6 +395,16 @@ def _read_alias_file(path: Path) -> dict[str, str]:
     return _alias_mapping(data, str(path))
 
 
+def head_noun(text: str, label: str) -> str:
+    """The generic head noun that ``text`` ends with: the longest tail it shares with the label's name
+    (``국민은행`` under 은행 -> ``은행``, ``강남역`` under 지하철역 -> ``역``); ``""`` when none, or when that tail
+    is all of ``text`` (``아파트`` under 아파트)."""
+    for size in range(min(len(text), len(label)), 0, -1):
+        if text.endswith(label[-size:]):
+            return label[-size:] if size < len(text) else ""
+    return ""
+
+
 # ---------------------------------------------------------------------- label sets
 class LabelSet:
     """The training vocabulary: entity types at one granularity, tagged IO or BIO; ``names[0] == "O"``."""

@@ -33,6 +33,7 @@ def evaluate_command(
     mentions: Literal["seen", "unseen", "both"] = "seen",
     mention_holdout: float = 0.0,
     generators: dict[str, str | dict] | None = None,
+    head_nouns: Literal["inside", "corpus"] = "inside",
 ) -> EvaluationReport | dict[str, EvaluationReport]:
     """Score a de-identification model (or the recognizers alone) on documents with gold spans.
 
@@ -64,6 +65,9 @@ def evaluate_command(
         mention_holdout: the training data module's ``mention_holdout`` (required for ``unseen``); the holdout is
             keyed by ``--split_seed`` as in training.
         generators: the training data module's ``generators`` (``{label: name or {class_path, init_args}}``).
+        head_nouns: gold spans of filled mentions: ``inside`` covers the whole mention; ``corpus`` keeps a generic
+            head noun ending it (``래미안아파트``) outside the span where the corpus's annotators mostly write it after
+            the placeholder (quasi labels only; read from the training split).
     """
     if (pipeline.model is None) == (not recognizers_only):
         raise ValueError("give exactly one of --model DIR_OR_CKPT and --recognizers_only true")
@@ -89,6 +93,7 @@ def evaluate_command(
         documents = load_documents(
             data, tax, seed=seed, mention_dirs=mention_dirs, split=split, split_fractions=split_fractions,
             split_seed=split_seed, limit=limit, mentions=part, mention_holdout=mention_holdout, generators=generators,
+            head_nouns=head_nouns,
         )  # fmt: skip
         reports[part] = evaluate(
             deidentifier, documents, taxonomy=tax, tokenizer=token_source, granularity=granularity, context=context,
@@ -106,6 +111,7 @@ def evaluate_command(
         "mention_dirs": mention_dirs,
         "alias_files": alias_files,
         "generators": generators,
+        "head_nouns": head_nouns,
         "mention_holdout": mention_holdout,
         "taxonomy": tax.name,
         "split": split,
