@@ -594,8 +594,10 @@ def load_documents(
     ``head_nouns`` is the data module's option (``corpus``: the convention is read from the training split, or from
     the whole directory without ``split``).
     """
-    if head_nouns not in ("inside", "corpus"):
-        raise ValueError(f"head_nouns must be 'inside' or 'corpus', got {head_nouns!r}")
+    from thunder.data import HEAD_NOUNS, SPLITS, read_corpus, split_documents
+
+    if head_nouns not in HEAD_NOUNS:
+        raise ValueError(f"head_nouns must be one of {HEAD_NOUNS}, got {head_nouns!r}")
     if mentions not in ("seen", "unseen"):
         raise ValueError(f"mentions must be 'seen' or 'unseen', got {mentions!r}")
     if mentions == "unseen" and not mention_holdout:
@@ -610,8 +612,6 @@ def load_documents(
         return
     if not path.is_dir():
         raise FileNotFoundError(f"evaluation data not found: {path}")
-    from thunder.data import SPLITS, read_corpus, split_documents
-
     annotated = read_corpus([path])
     convention = annotated
     if split is not None:

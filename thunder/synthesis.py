@@ -126,7 +126,7 @@ def head_outside_labels(
             if label.tier1 != "quasi":
                 continue
             total[label.name] += 1
-            after = doc.text[p.end : p.end + 40].lstrip(_BETWEEN)
+            after = doc.text[p.end : p.end + CONTEXT_CHARS].lstrip(_BETWEEN)
             words = (label.name, "".join(p.tag.split()))
             followed[label.name] += any(after.startswith(w[-size:]) for w in words for size in range(1, len(w) + 1))
     return frozenset(label for label, count in total.items() if followed[label] >= min_share * count)
