@@ -349,6 +349,17 @@ def test_grow_threshold_replaces_a_word_the_model_marks_in_part(tokenizer, label
             Deidentifier(model, tokenizer, label_set, grow_threshold=bad)
 
 
+def test_a_particle_mecab_keeps_with_a_rare_syllable_stays_out(tokenizer, label_set: LabelSet) -> None:
+    text = "피해자 김철냘에 대하여 " + FILLER  # Mecab: 김철 | 냘에 (one unknown morpheme)
+    encoding = tokenizer.encode(text)
+    name = {token for token, (s, e) in zip(encoding.ids, encoding.offsets) if 4 <= s and e <= 7}
+    assert (7, 8) in encoding.offsets, "the test needs 에 as a token of its own"
+    model = KeywordModel(tokenizer.vocab_size, len(label_set), name, label_set.inside_id(NAME))
+    for grow in (None, 0.1):
+        deid = Deidentifier(model, tokenizer, label_set, recognizers=[], grow_threshold=grow)
+        assert deid(text).text == text.replace("김철냘에", "A에")  # widened to the morpheme, not over its particle
+
+
 def test_grow_within_word_stops_at_whitespace_and_tagged_tokens() -> None:
     from thunder.deid import TokenPredictions, grow_within_word
 

@@ -17,6 +17,7 @@ from thunder.models import (
     TokenClassifier,
     TokenThroughputMonitor,
     backbone_config,
+    batch_tokens,
     count_parameters,
     entity_tags,
     warmup_cosine,
@@ -202,6 +203,25 @@ def test_masked_lm_learns_repeated_batch(tmp_path, tokenizer, tokenizer_dir) -> 
     module.train()
     trainer(tmp_path, 20).fit(module, train_dataloaders=DataLoader([batch] * 20, batch_size=None))
     assert eval_loss(module, batch) < 0.5 * before
+
+
+def test_masked_lm_runs_its_head_on_masked_tokens_only(tokenizer, tokenizer_dir) -> None:
+    batch = mlm_batch(tokenizer)
+    module = MaskedLM(backbone="tiny", tokenizer=str(tokenizer_dir), backbone_overrides=TINY)
+    module.build()
+    masked = int((batch["labels"] != -100).sum())
+    assert module.masked_only(batch) and 0 < masked < batch_tokens(batch)
+    sparse = module(batch)
+    whole = module.model(**{k: batch[k] for k in ("input_ids", "attention_mask")}, labels=batch["labels"])
+    assert sparse.logits.shape == (masked, module.model.config.vocab_size)
+    assert sparse.loss.item() == pytest.approx(whole.loss.item(), rel=1e-5)  # the same loss ...
+    (grad_sparse,) = torch.autograd.grad(sparse.loss, module.model.cls.predictions.transform.dense.weight)
+    (grad_whole,) = torch.autograd.grad(whole.loss, module.model.cls.predictions.transform.dense.weight)
+    assert torch.allclose(grad_sparse, grad_whole, atol=1e-6)  # ... and the same gradients
+    # the throughput monitor counts the head's FLOPs on the masked tokens only
+    full = module._batch_flops({k: v for k, v in batch.items() if k != "labels"}, train_flops_per_token)
+    assert module._batch_flops(batch, train_flops_per_token) < full
+    assert not module.masked_only({k: v for k, v in batch.items() if k != "labels"})
 
 
 def test_build_happens_once_with_checkpointing_switch(tokenizer_dir) -> None:

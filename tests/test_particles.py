@@ -7,12 +7,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from thunder.particles import (
+    PARTICLE_RUN,
     agrees,
     ends_with_rieul,
     final_consonant,
     fix_particle,
     has_final_consonant,
     leading_particle,
+    trailing_particle,
 )
 
 
@@ -172,6 +174,16 @@ def test_fix_particle(previous: str, following: str, expected: str) -> None:
 )
 def test_words_that_only_start_like_particles_are_untouched(previous: str, following: str) -> None:
     assert fix_particle(previous, following) == following
+
+
+def test_trailing_particle() -> None:
+    assert trailing_particle("냘라의") == "의"
+    assert trailing_particle("수에게") == "에게"  # the longest, not 게
+    assert trailing_particle("이라는") == "이라는"
+    assert trailing_particle("냘라") == ""
+    assert trailing_particle("배비이") == trailing_particle("엉가") == trailing_particle("서은") == ""  # name-final
+    assert trailing_particle("") == ""
+    assert PARTICLE_RUN.fullmatch("에게는") and not PARTICLE_RUN.fullmatch("가방")
 
 
 def test_leading_particle() -> None:

@@ -26,6 +26,12 @@ def test_forward_flops_match_torchs_flop_counter(seq_len: int, task: str) -> Non
     measured = counter.get_total_flops() / (batch * seq_len)
     assert forward_flops_per_token(config, seq_len, task, batch * seq_len) == pytest.approx(measured, rel=0.02)
     assert train_flops_per_token(config, seq_len, task) == 3 * forward_flops_per_token(config, seq_len, task)
+    if task == "mlm":  # the vocabulary head on the masked tokens only
+        with torch.no_grad(), FlopCounterMode(display=False) as counter:
+            hidden_states = model.base_model(input_ids=ids, attention_mask=torch.ones_like(ids))[0]
+            model.cls(hidden_states[:, : seq_len // 4])
+        expected = forward_flops_per_token(config, seq_len, task, batch * seq_len, head_share=0.25)
+        assert expected == pytest.approx(counter.get_total_flops() / (batch * seq_len), rel=0.02)
 
 
 def test_memory_shards_states_and_checkpointing_saves_activations() -> None:

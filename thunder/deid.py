@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from thunder.operators import Entity, OperatorChoice, OperatorSpec, entity_key, placeholder_sequence
-from thunder.particles import fix_particle, leading_particle
+from thunder.particles import fix_particle, leading_particle, trailing_particle
 from thunder.protected import load_protected, protect
 from thunder.recognizers import Recognizer, ScoredSpan, load_recognizers, recognize
 from thunder.regions import address_spellings
@@ -495,7 +495,9 @@ def grow_within_word(prediction: TokenPredictions, first: int, last: int, thresh
 def _widen(
     pieces: Sequence[tuple[int, int]], piece_ends: Sequence[int], text: str, start: int, end: int
 ) -> tuple[int, int]:
-    """``[start, end)`` widened to the morphemes it touches (the space a piece starts with stays out)."""
+    """``[start, end)`` widened to the morphemes it touches (the space a piece starts with stays out), except a
+    particle ending the last one past ``end``: Mecab keeps a rare syllable and its particle in one unknown
+    morpheme (``김|냘라의``) where the model tagged only the name's tokens (``김냘라``)."""
     for piece_start, piece_end in pieces[bisect.bisect_right(piece_ends, start) :]:
         if piece_start >= end:
             break
@@ -503,7 +505,8 @@ def _widen(
             piece_start += 1
         if piece_start < start and piece_start < piece_end:
             start = piece_start
-        end = max(end, piece_end)
+        if piece_end > end:
+            end = piece_end - len(trailing_particle(text[end:piece_end]))
     return start, end
 
 

@@ -26,12 +26,14 @@ import re
 import unicodedata
 
 __all__ = [
+    "PARTICLE_RUN",
     "agrees",
     "ends_with_rieul",
     "final_consonant",
     "fix_particle",
     "has_final_consonant",
     "leading_particle",
+    "trailing_particle",
 ]
 
 _HANGUL_FIRST, _HANGUL_LAST = 0xAC00, 0xD7A3
@@ -166,6 +168,27 @@ def fix_particle(previous: str, following: str) -> str:
     form, pair = found
     correct = _correct_form(final, pair)
     return correct + following[len(form) :]
+
+
+# Particles written directly after a noun, alternating or not (the case particles, 의, 에게, 도, 만, 부터, ...).
+_NOUN_PARTICLES = (
+    "이라는", "에게", "에서", "한테", "부터", "까지", "으로", "이나", "라는", "처럼", "보다",
+    "은", "는", "이", "가", "을", "를", "과", "와", "로", "의", "에", "도", "만", "께", "나",
+)  # fmt: skip
+PARTICLE_RUN = re.compile("(?:" + "|".join(_NOUN_PARTICLES) + ")+")
+"""One or more particles in a row (``에게는``), for ``PARTICLE_RUN.match(text, pos)``."""
+
+
+# Particles that are also common last syllables of names and words (서은, 배비이, 김엉가, 지나, 태만): a word
+# ending in one of them is not taken to end in a particle.
+_NAME_FINAL_PARTICLES = frozenset({"은", "이", "가", "나", "도", "만", "로", "이나"})
+
+
+def trailing_particle(text: str) -> str:
+    """The particle ``text`` ends with, the longest one (``냘라의`` -> ``의``, ``수에게`` -> ``에게``), or ``""``;
+    also ``""`` where that particle is a common last syllable of a name (``배비이``)."""
+    form = next((form for form in _NOUN_PARTICLES if len(form) <= len(text) and text.endswith(form)), "")
+    return "" if form in _NAME_FINAL_PARTICLES else form
 
 
 def agrees(previous: str, following: str) -> bool | None:

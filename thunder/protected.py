@@ -8,11 +8,10 @@ protects every capitalised Latin word, which would keep brand and company names.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 
 from thunder.identifiers.base import ScoredSpan
-from thunder.particles import leading_particle
+from thunder.particles import PARTICLE_RUN, leading_particle
 
 __all__ = ["PROTECTED_WORDS", "load_protected", "protect"]
 
@@ -26,7 +25,6 @@ PROTECTED_WORDS: tuple[str, ...] = (
     "고발인", "증인", "참고인", "변호인", "검사",
 )  # fmt: skip
 _EDGE = " \t'\"‘’“”()[]<>「」『』.,"
-_PARTICLES = re.compile(r"(?:은|는|이|가|을|를|과|와|으로|로|의|에게|에서|에|도|만|께|한테|부터|까지|이나|나|라는|이라는|처럼|보다)+")
 
 
 def load_protected(spec: bool | Sequence[str] | None) -> frozenset[str]:
@@ -55,7 +53,7 @@ def _whole_word(text: str, start: int, end: int) -> bool:
     (``증인`` of ``증인대기실`` is part of a longer name, ``CCTV`` of ``CCTV를`` is not)."""
     if start > 0 and text[start - 1].isalnum():
         return False
-    particles = _PARTICLES.match(text, end)
+    particles = PARTICLE_RUN.match(text, end)
     after = particles.end() if particles else end
     return after >= len(text) or not text[after].isalnum()
 

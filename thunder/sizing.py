@@ -20,26 +20,31 @@ def _dims(config: Any) -> tuple[int, int, int, int, int, int]:
             config.vocab_size, span)  # fmt: skip
 
 
-def forward_flops_per_token(config: Any, seq_len: int, task: str = "mlm", batch_tokens: int | None = None) -> float:
+def forward_flops_per_token(
+    config: Any, seq_len: int, task: str = "mlm", batch_tokens: int | None = None, head_share: float = 1.0
+) -> float:
     """Forward FLOPs per token of a (DeBERTa-style) encoder at ``seq_len`` (multiply-add = 2 FLOPs).
 
     Per layer: the Q/K/V/output and FFN matmuls (2 x (4H^2 + 2HI)), content attention (QK^T and AV: 4TH) and,
     with relative attention, the content-to-position and position-to-content scores over 2 x span relative
     positions (8 x span x H, whatever the length) and the key and query projections of the 2 x span relative
     embeddings, once per batch (shared by its ``batch_tokens`` tokens; left out when None). Heads: the MLM
-    transform and decoder (2H^2 + 2HV) or a token classifier (2H x labels).
+    transform and decoder (2H^2 + 2HV) or a token classifier (2H x labels), run on ``head_share`` of the tokens
+    (the MLM head on the masked ones only: about 0.15).
     """
     hidden, layers, _, ffn, vocab, span = _dims(config)
     per_layer = 2 * (4 * hidden * hidden + 2 * hidden * ffn) + 4 * seq_len * hidden
     if span:
         per_layer += 8 * span * hidden + (2 * 2 * 2 * span * hidden * hidden / batch_tokens if batch_tokens else 0)
     head = 2 * hidden * hidden + 2 * hidden * vocab if task == "mlm" else 2 * hidden * getattr(config, "num_labels", 2)
-    return layers * per_layer + head
+    return layers * per_layer + head * head_share
 
 
-def train_flops_per_token(config: Any, seq_len: int, task: str = "mlm", batch_tokens: int | None = None) -> float:
+def train_flops_per_token(
+    config: Any, seq_len: int, task: str = "mlm", batch_tokens: int | None = None, head_share: float = 1.0
+) -> float:
     """Model FLOPs of one training token: forward + backward (3 x forward; recomputation is not counted, as in MFU)."""
-    return 3 * forward_flops_per_token(config, seq_len, task, batch_tokens)
+    return 3 * forward_flops_per_token(config, seq_len, task, batch_tokens, head_share)
 
 
 @dataclass(frozen=True)
