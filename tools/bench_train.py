@@ -33,6 +33,8 @@ from pathlib import Path
 
 import yaml
 
+MASKED_SHARE = 0.15  # of the tokens of a random block
+
 
 def _measure(args: argparse.Namespace) -> dict:
     import torch
@@ -55,7 +57,7 @@ def _measure(args: argparse.Namespace) -> dict:
             batches = []
             for _ in range(args.steps):
                 ids = torch.randint(5, vocab, shape, generator=generator)
-                labels = torch.where(torch.rand(shape, generator=generator) < 0.15, ids, torch.full_like(ids, -100))
+                labels = torch.where(torch.rand(shape, generator=generator) < MASKED_SHARE, ids, torch.full_like(ids, -100))
                 batches.append({"input_ids": ids, "attention_mask": torch.ones_like(ids), "labels": labels})
             return DataLoader(batches, batch_size=None)
 
@@ -102,7 +104,8 @@ def _measure(args: argparse.Namespace) -> dict:
     tokens_per_sec = timed * batch * args.seq_len / elapsed
     if timer.profiler is not None:
         _write_profile(timer.profiler, args, elapsed)
-    flops = train_flops_per_token(module.model.config, args.seq_len, "mlm", batch * args.seq_len)
+    head_share = MASKED_SHARE if module.masked_only({"labels": None}) else 1.0  # the head on the masked tokens only
+    flops = train_flops_per_token(module.model.config, args.seq_len, "mlm", batch * args.seq_len, head_share)
     peak = monitor.available_flops / 1e12 if monitor.available_flops else None  # the callback's own peak lookup
     device = trainer.strategy.root_device
     if device.type == "cuda":
