@@ -110,7 +110,7 @@ def test_highlights_render_and_review_round_trip(page, tmp_path: Path) -> None:
     assert expected.text.startswith("피고인 A는 𠀀 010-1234-5678로") and "\nA가 자백" in expected.text
     assert page.locator("#original mark.rejected").inner_text() == "010-1234-5678"  # still shown, still rejected
     assert page.locator("#original mark.rejected").get_attribute("data-badge") == "✗ 0.90"
-    if os.environ.get("THUNDER_REVIEW_SCREENSHOT"):  # the README's picture: THUNDER_REVIEW_SCREENSHOT=docs/review-page.png
+    if os.environ.get("THUNDER_REVIEW_SCREENSHOT"):  # docs/serving.md's picture: THUNDER_REVIEW_SCREENSHOT=docs/review-page.png
         page.locator("body").screenshot(path=os.environ["THUNDER_REVIEW_SCREENSHOT"])
 
     # downloads: the de-identified text, and the reviewed spans as evaluation gold

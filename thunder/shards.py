@@ -26,8 +26,9 @@ FORMAT = "thunder-corpus/1"
 MANIFEST = "thunder_corpus.json"
 CONTINUES = 1 << 30  # flag on a stored id: the token continues the morpheme (piece) of the token before it
 # LitData starts each worker and, per worker, an uploader and a remover process. Spawned, each re-imports torch,
-# litdata and thunder (about 5 CPU seconds apiece: 32 CPU seconds for 2 workers, README); forked, they start at
-# once. Fork is Linux's default (and LitData's own choice in notebooks); elsewhere keep LitData's default (spawn).
+# litdata and thunder (about 5 CPU seconds apiece: 32 CPU seconds for 2 workers, docs/pretraining.md); forked, they
+# start at once. Fork is Linux's default (and LitData's own choice in notebooks); elsewhere keep LitData's default
+# (spawn).
 START_METHOD = "fork" if sys.platform == "linux" else None
 
 
