@@ -181,3 +181,21 @@ def test_recognizers_find_every_structured_identifier_and_replace_no_legal_text(
     assert sum(count.mentions for count in counts.values()) >= 100
     assert all(count.leaked == 0 for count in counts.values()), counts
     assert report.over_redaction == 0.0
+
+
+def _sentences(text: str) -> set[str]:
+    """The sentences of a judgment of 30 characters or more, spaces removed."""
+    pieces = re.split(r"(?<=다\.)|\n", text)
+    return {"".join(piece.split()) for piece in pieces if len("".join(piece.split())) >= 30}
+
+
+def test_no_sentence_is_copied_from_the_shared_corpus(documents, shared_corpus: Path) -> None:
+    tag = re.compile(r"<{2,3}/?[^<>\n]*>{2,3}")
+    corpus: set[str] = set()
+    for path in (shared_corpus / "annotated").rglob("*.md"):
+        corpus |= _sentences(tag.sub("", path.read_text(encoding="utf-8", errors="replace")))
+    assert len(corpus) > 10000
+    for docs in documents.values():
+        for doc in docs:
+            copied = _sentences(doc.text) & corpus
+            assert not copied, (doc.doc_id, sorted(copied)[:3])
