@@ -1,8 +1,11 @@
-"""The HTTP service: endpoints (good, malformed, oversized, concurrent), batching, logs free of request text,
-graceful shutdown, and ``thunder serve`` as a process with a real (tiny) model."""
+"""The HTTP service: endpoints (good, malformed, oversized, concurrent), batching, every kind of model, logs free of
+request text, and what an administrator needs to expose it: a token, TLS, a time limit, cancellation when the client
+leaves, no-store answers, an API description served from the package, answers on shutdown; and ``thunder serve`` as
+a process with a real (tiny) model."""
 
 from __future__ import annotations
 
+import datetime
 import http.client
 import json
 import logging
@@ -10,6 +13,7 @@ import os
 import re
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import threading
@@ -21,15 +25,25 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from thunder.deid import Deidentifier
-from thunder.mapping import Mapping, MappingKey, reidentify
-from thunder.serve import create_app, running
+sys.path.insert(0, str(Path(__file__).parent))
+from test_deid import FILLER, build_tiny_model, write_tiny_export  # noqa: E402
+from test_release import release_dir  # noqa: E402, F401 - the fixture: a small model in the SNU release layout
 
+from thunder.cli import main  # noqa: E402
+from thunder.deid import Deidentifier  # noqa: E402
+from thunder.mapping import Mapping, MappingKey, reidentify  # noqa: E402
+from thunder.serve import create_app, running, serve  # noqa: E402
+from thunder.taxonomy import LabelSet, Taxonomy  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
 SECRET_NAME = "홍비밀"
 SECRET_PHONE = "010-7777-1234"
 SECRET_TEXT = f"피고인 {SECRET_NAME}은 {SECRET_PHONE}로 전화하였고 주민등록번호는 900101-1234568, 끝."
 LIMIT = 20_000
+TOKEN = "s3cret-token-for-the-court-0123"
 
 
 class LogCapture(logging.Handler):
@@ -46,6 +60,16 @@ class LogCapture(logging.Handler):
     @property
     def text(self) -> str:
         return "\n".join(self.lines)
+
+    def wait_for(self, fragment: str, timeout: float = 10) -> str:
+        """The first line holding ``fragment`` (access lines are written just after the answer)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = [line for line in self.lines if fragment in line]
+            if found:
+                return found[0]
+            time.sleep(0.05)
+        raise AssertionError(f"no log line with {fragment!r}")
 
 
 @pytest.fixture(scope="module")
@@ -89,18 +113,25 @@ def service(logs, key):
         yield url, deidentifier
 
 
-def request(url: str, path: str, body=None, raw: bytes | None = None, method: str | None = None):
+def request(url: str, path: str, body=None, raw: bytes | None = None, method: str | None = None,
+            token: str | None = None, context: ssl.SSLContext | None = None):  # fmt: skip
+    """``(status, JSON answer or None, headers)`` of one request."""
     data = raw if raw is not None else None if body is None else json.dumps(body).encode("utf-8")
-    req = urllib.request.Request(url + path, data=data, method=method, headers={"Content-Type": "application/json"})
+    headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {token}"} if token else {})}
+    req = urllib.request.Request(url + path, data=data, method=method, headers=headers)
     try:
-        with urllib.request.urlopen(req, timeout=30) as response:
-            return response.status, json.loads(response.read()), dict(response.headers)
+        with urllib.request.urlopen(req, timeout=60, context=context) as response:
+            status, content, answer_headers = response.status, response.read(), dict(response.headers)
     except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read()), dict(error.headers)
+        status, content, answer_headers = error.code, error.read(), dict(error.headers)
+    try:
+        return status, json.loads(content), answer_headers
+    except ValueError:
+        return status, None, answer_headers
 
 
-def post(url: str, path: str, body=None, raw: bytes | None = None):
-    status, data, _ = request(url, path, body, raw)
+def post(url: str, path: str, body=None, raw: bytes | None = None, token: str | None = None):
+    status, data, _ = request(url, path, body, raw, token=token)
     return status, data
 
 
@@ -121,31 +152,61 @@ def test_deid_endpoint(service) -> None:
     assert post(url, "/v1/deid", {"text": ""}) == (200, {"text": "", "spans": []})
 
 
-@pytest.mark.parametrize(
-    "body, reason",
-    [
-        ({}, "missing field 'text'"),
-        ({"text": 5}, "field 'text' must be str, got int"),
-        ({"text": "x", "operator": "shred"}, "unknown operator 'shred'"),
-        ({"text": "x", "operator": "thunder.operators.MaskOperator"}, "unknown operator"),  # no imports by request
-        ({"text": "x", "threshold": 1.5}, "threshold must lie strictly between 0 and 1"),
-        ({"text": "x", "threshold": True}, "field 'threshold' must be int or float, got bool"),
-        ({"text": "x", "mapping": "yes"}, "field 'mapping' must be bool"),
-    ],
+BAD_BODIES = [
+    ("/v1/deid", b"{}", "text: Field required"),
+    ("/v1/deid", b'{"text": 5}', "text: Input should be a valid string"),
+    ("/v1/deid", b'{"text": "x", "operator": "shred"}', "operator: Input should be 'mask', 'placeholder', 'surrogate'"),
+    ("/v1/deid", b'{"text": "x", "operator": "thunder.operators.MaskOperator"}', "operator: Input should be"),
+    ("/v1/deid", b'{"text": "x", "threshold": 1.5}', "threshold: Input should be less than 1"),
+    ("/v1/deid", b'{"text": "x", "threshold": true}', "threshold: Input should be a valid number"),
+    ("/v1/deid", b'{"text": "x", "threshold": NaN}', "threshold: Input should be a finite number"),
+    ("/v1/deid", b'{"text": "x", "mapping": "yes"}', "mapping: Input should be a valid boolean"),
+    ("/v1/deid", b'{"text": "\\ud800 lone surrogate"}', "malformed JSON: "),  # 500 before
+    ("/v1/deid", b'{"text": "\\udc00"}', "malformed JSON: "),
+    ("/v1/deid", b"[" * 10_000, "malformed JSON: recursion limit exceeded"),
+    ("/v1/deid", b'{"text": "x", "n": 1' + b"0" * 5000 + b"}", "malformed JSON: number out of range"),
+    ("/v1/deid", b'{"text": "x"} trailing', "malformed JSON: trailing characters"),
+    ("/v1/deid", b"", "malformed JSON: EOF while parsing a value"),
+    ("/v1/deid/batch", b'{"documents": [5]}', "documents[0]: Value error, a document is a string or an object"),
+    ("/v1/deid/batch", b'{"documents": [{"id": "x"}]}', "documents[0].text: Field required"),
+    ("/v1/deid/batch", b'{"documents": "one"}', "documents: Input should be a valid array"),
+    ("/v1/apply", b'{"text": "x", "spans": [[0, 1]]}', "spans[0]: Input should be an object"),
+    ("/v1/apply", b'{"text": "x", "spans": [{"start": -1, "end": 1, "label": "a"}]}', "spans[0].start: Input should be"),
+    ("/v1/apply", b'{"text": "xy", "spans": [{"start": 0, "end": 1, "label": "\\ud83d"}]}', "malformed JSON: "),
+    ("/v1/apply", b'{"text": "x", "spans": [{"start": 0, "end": 1, "label": "a", "score": Infinity}]}', "spans[0].score: Input should be a finite"),
+]
+
+
+@pytest.mark.parametrize("path, raw, reason", BAD_BODIES)
+def test_every_bad_body_is_a_400_with_a_reason(service, path: str, raw: bytes, reason: str) -> None:
+    status, data = post(service[0], path, raw=raw)
+    assert status == 400 and data["error"].startswith(reason), data
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=12,
 )
-def test_bad_fields_are_refused_with_a_reason(service, body, reason: str) -> None:
-    status, data = post(service[0], "/v1/deid", body)
-    assert status == 400 and reason in data["error"]
+FIELDS = st.fixed_dictionaries({}, optional={"text": JSON | st.text(), "documents": JSON, "spans": JSON,
+                                             "operator": JSON, "threshold": JSON, "mapping": JSON, "id": JSON})  # fmt: skip
 
 
-def test_malformed_json_and_non_utf8_give_400(service) -> None:
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(path=st.sampled_from(["/v1/deid", "/v1/deid/batch", "/v1/apply"]), body=FIELDS | JSON)
+def test_no_body_gives_a_500(service, path: str, body) -> None:
+    status, data = post(service[0], path, raw=json.dumps(body).encode())
+    assert status in (200, 400, 413) and (status == 200 or data["error"]), (status, data)
+
+
+def test_non_utf8_gives_400(service) -> None:
     url, _ = service
-    status, data = post(url, "/v1/deid", raw='{"text": "홍비밀'.encode())
-    assert status == 400 and data["error"].startswith("malformed JSON: Unterminated string") and "line 1" in data["error"]
     status, data = post(url, "/v1/deid", raw=b'{"text": "\xff\xfe"}')
     assert (status, data["error"]) == (400, "request body is not valid UTF-8 (byte 10: invalid start byte)")
     status, data = post(url, "/v1/deid", raw=b"[1, 2]")
-    assert (status, data["error"]) == (400, "expected a JSON object, got list")
+    assert (status, data["error"]) == (400, "request body: Input should be an object")
+    status, data = post(url, "/v1/deid", raw='{"text": "홍비밀'.encode())
+    assert status == 400 and data["error"].startswith("malformed JSON: EOF while parsing a string at line 1")
     assert SECRET_NAME not in data["error"]
 
 
@@ -182,8 +243,7 @@ def test_batch_endpoint(service) -> None:
     assert status == 200
     assert [r["id"] for r in data["results"]] == ["0", "b"]
     assert data["results"][1]["text"] == "전화 *************"
-    status, data = post(url, "/v1/deid/batch", {"documents": [{"id": "x"}]})
-    assert (status, data["error"]) == (400, "documents[0] must be a string or an object with a string 'text'")
+    assert post(url, "/v1/deid/batch", {"documents": []}) == (200, {"results": []})
 
 
 def test_apply_endpoint_reapplies_reviewed_spans(service) -> None:
@@ -194,11 +254,63 @@ def test_apply_endpoint_reapplies_reviewed_spans(service) -> None:
     assert data["text"] == "피고인 A는 피해자를 만났다. A가 먼저 때렸다."  # particles fixed, other mention propagated
     assert [s["source"] for s in data["spans"]] == ["reviewer", "propagated"]
     status, data = post(url, "/v1/apply", {"text": text, "spans": [{"start": 4, "end": 99, "label": "내국인이름"}]})
-    assert status == 400 and "is not a range inside the text" in data["error"]
+    assert status == 400 and data["error"] == "spans[0] [4, 99) is not a range inside the text (31 chars)"
     status, data = post(url, "/v1/apply", {"text": text, "spans": [{"start": 4, "end": 7, "label": "이름"}]})
     assert (status, data["error"]) == (400, "spans[0]: unknown label '이름' (GET /v1/labels lists them)")
-    status, data = post(url, "/v1/apply", {"text": text, "spans": [[4, 7]]})
-    assert status == 400 and data["error"] == "spans[0] must be an object with start, end and label"
+    # a category (what category-level models emit) is a label a span may carry
+    status, data = post(url, "/v1/apply", {"text": text, "spans": [{"start": 4, "end": 7, "label": "사건관계인특정정보"}]})
+    assert status == 200 and data["text"].startswith("피고인 A는")
+    assert data["spans"][0]["category"] == "사건관계인특정정보" and data["spans"][0]["tier1"] == "direct"
+
+
+# ----------------------------------------------------------------------------------------------- every model
+
+
+@pytest.fixture(scope="module")
+def tiny_tokenizer():
+    from thunder.tokenizer import ThunderTokenizer
+
+    texts = [FILLER, "피고인 홍길동은 피해자 김철수에게 전화하였다.", "환자 김민수는 한빛의원에 내원하였다."] * 4
+    return ThunderTokenizer.train(texts, vocab_size=400, min_frequency=1)
+
+
+def tiny_deidentifier(tokenizer, taxonomy: Taxonomy, granularity: str) -> Deidentifier:
+    label_set = LabelSet(taxonomy, granularity, "IO")
+    return Deidentifier(build_tiny_model(tokenizer, label_set), tokenizer, label_set, max_length=32, stride=8)
+
+
+MODELS = {
+    "category": lambda request: tiny_deidentifier(request.getfixturevalue("tiny_tokenizer"), Taxonomy.load(), "category"),
+    "label": lambda request: tiny_deidentifier(request.getfixturevalue("tiny_tokenizer"), Taxonomy.load(), "label"),
+    "binary": lambda request: tiny_deidentifier(request.getfixturevalue("tiny_tokenizer"), Taxonomy.load(), "binary"),
+    "user taxonomy": lambda request: tiny_deidentifier(
+        request.getfixturevalue("tiny_tokenizer"), Taxonomy.load(REPO / "configs/taxonomies/medical_records.yaml"), "label"
+    ),
+    "SNU release": lambda request: Deidentifier.from_pretrained(request.getfixturevalue("release_dir")),
+}
+
+
+@pytest.mark.parametrize("kind", MODELS)
+def test_apply_takes_back_whatever_deid_answers_with_every_kind_of_model(kind: str, request, logs) -> None:
+    """The review loop: the spans ``/v1/deid`` gives (category labels of a category-level model, a user taxonomy's
+    labels, the release's mapped labels) go back to ``/v1/apply`` unchanged and give the same text."""
+    deidentifier = MODELS[kind](request)
+    text = "피고인 홍길동은 피해자 김철수에게 전화(010-2345-6789)하였다.\n" + FILLER + "환자 김민수는 한빛의원에 내원하였다."
+    with running(create_app(deidentifier)) as (url, _):
+        status, labels = post(url, "/v1/labels")
+        status, data = post(url, "/v1/deid", {"text": text})
+        assert status == 200 and data["spans"]
+        model_labels = {s["label"] for s in data["spans"] if s["source"] == "model"}
+        assert model_labels and model_labels <= {t["name"] for t in labels["entity_types"]}
+        status, again = post(url, "/v1/apply", {"text": text, "spans": data["spans"]})
+    assert status == 200, again
+    assert again["text"] == data["text"]
+    assert [(s["start"], s["end"], s["label"], s["category"]) for s in again["spans"]] == [
+        (s["start"], s["end"], s["label"], s["category"]) for s in data["spans"]
+    ]
+    assert labels["granularity"] == deidentifier.label_set.granularity
+    if kind == "category":
+        assert model_labels <= set(Taxonomy.load().categories)
 
 
 def test_mapping_from_the_service_restores_the_original(service, key, tmp_path: Path) -> None:
@@ -222,8 +334,9 @@ def test_health_labels_and_page(service) -> None:
     url, _ = service
     status, data, _ = request(url, "/health")
     assert status == 200 and data["status"] == "ok" and data["max_request_bytes"] == LIMIT
+    assert data["model"] is None and data["token_required"] is False
     status, data, _ = request(url, "/v1/labels")
-    assert any(label["name"] == "내국인이름" for label in data["labels"])
+    assert any(label["name"] == "내국인이름" for label in data["labels"]) and data["entity_types"] == []
     with urllib.request.urlopen(url + "/", timeout=30) as response:
         assert b"<title>Thunder review</title>" in response.read()
         assert response.headers["Content-Security-Policy"].startswith("default-src 'self'")
@@ -247,6 +360,22 @@ def test_concurrent_requests_are_batched_and_answered_each_with_its_own_result(s
     assert sum(sizes) == 24 and max(sizes) > 1 and max(sizes) <= 8
 
 
+def test_a_large_batch_request_takes_turns_with_others(logs) -> None:
+    """A 12-document request goes through the model in slices of max_batch_size; a request arriving meanwhile is
+    answered before the big one ends."""
+    deidentifier = Recording(delay=0.2)
+    with running(create_app(deidentifier, max_batch_size=2, max_documents=12)) as (url, _):
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            big = pool.submit(post, url, "/v1/deid/batch", {"documents": [f"전화 010-1111-{1000 + i}" for i in range(12)]})
+            assert deidentifier.entered.wait(10)
+            small = pool.submit(post, url, "/v1/deid", {"text": SECRET_TEXT})
+            assert small.result(timeout=30)[0] == 200
+            assert not big.done()
+            status, data = big.result(timeout=30)
+    assert status == 200 and [r["text"] for r in data["results"]] == ["전화 A"] * 12
+    assert max(deidentifier.batches) == 2 and sum(deidentifier.batches) == 13
+
+
 def test_failures_inside_the_pipeline_are_reported_without_the_text(logs) -> None:
     with running(create_app(Recording(fail=True))) as (url, _):
         status, data = post(url, "/v1/deid", {"text": SECRET_TEXT})
@@ -254,18 +383,166 @@ def test_failures_inside_the_pipeline_are_reported_without_the_text(logs) -> Non
     assert "de-identification failed: RuntimeError" in logs.text
 
 
-def test_logs_carry_sizes_and_timings_never_text(service, logs) -> None:
+def test_logs_carry_sizes_and_timings_never_text_nor_paths(service, logs) -> None:
     url, _ = service
     assert post(url, "/v1/deid", {"text": SECRET_TEXT})[0] == 200
-    request(url, "/" + urllib.parse.quote(SECRET_NAME))  # an unknown path with text in it
-    deadline = time.monotonic() + 10  # the access line is written just after the response
-    while not any("GET <other> 404" in line for line in logs.lines) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert any("GET <other> 404" in line for line in logs.lines)
+    secret_path = urllib.parse.quote("hong.gildong@example.co.kr_900101-1234568")
+    for path in ("/" + urllib.parse.quote(SECRET_NAME), "/static/" + secret_path, "/docs/assets/" + secret_path):
+        assert request(url, path)[0] == 404
+    assert request(url, "/static/review.css")[0] == 200
+    logs.wait_for("GET /static/review.css 200")
+    assert len([line for line in logs.lines if "GET <other> 404" in line]) >= 3
     line = next(line for line in reversed(logs.lines) if "POST /v1/deid 200" in line)
     assert re.fullmatch(r"thunder\.serve INFO POST /v1/deid 200 in=\d+B out=\d+B \d+\.\dms", line)
-    for secret in (SECRET_NAME, SECRET_PHONE, "900101-1234568", "%ED%99%8D"):  # %ED%99%8D: 홍 in a URL
+    for secret in (SECRET_NAME, SECRET_PHONE, "900101-1234568", "%ED%99%8D", "hong.gildong"):  # %ED%99%8D: 홍
         assert secret not in logs.text
+
+
+# ----------------------------------------------------------------------------------------------- administrator
+
+
+def test_a_token_guards_the_api_and_nothing_else(logs) -> None:
+    with running(create_app(Recording(), token=TOKEN)) as (url, _):
+        status, data, headers = request(url, "/v1/deid", {"text": SECRET_TEXT})
+        assert (status, data["error"]) == (401, "this server needs a token: Authorization: Bearer <token>")
+        assert headers["www-authenticate"] == "Bearer"
+        assert post(url, "/v1/deid", {"text": SECRET_TEXT}, token=TOKEN[:-1] + "x") == (401, {"error": "wrong token"})
+        assert post(url, "/v1/labels", token="wrong")[0] == 401
+        for path in ("/v1/deid/batch", "/v1/apply"):
+            assert post(url, path, {"text": "x", "documents": [], "spans": []})[0] == 401
+        assert post(url, "/v1/deid", {"text": SECRET_TEXT}, token=TOKEN)[0] == 200
+        for path in ("/", "/static/review.js", "/health", "/docs", "/openapi.json"):  # no data in these
+            assert request(url, path)[0] == 200, path
+        assert request(url, "/health")[1]["token_required"] is True
+    assert TOKEN not in logs.text
+
+
+def test_binding_beyond_loopback_needs_a_token(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit) as refused:
+        main(["serve", "--host", "0.0.0.0"])
+    assert str(refused.value) == (
+        "thunder serve: error: --host 0.0.0.0 reaches beyond this machine: give --token-file (a token clients must send)"
+    )
+    with pytest.raises(ValueError, match="reaches beyond this machine"):  # the library refuses too
+        serve(create_app(Deidentifier()), host="192.168.1.10")
+    (tmp_path / "short").write_text("abc\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match="short: the token must be one line of at least 16 printable characters"):
+        main(["serve", "--host", "0.0.0.0", "--token-file", str(tmp_path / "short")])
+    with pytest.raises(SystemExit, match="--ssl_certfile and --ssl_keyfile go together"):
+        main(["serve", "--ssl-certfile", str(tmp_path / "short")])
+    with pytest.raises(SystemExit, match=r"--ssl_certfile .*short / --ssl_keyfile .*short: "):
+        main(["serve", "--ssl-certfile", str(tmp_path / "short"), "--ssl-keyfile", str(tmp_path / "short")])
+    with pytest.raises(SystemExit, match="--request_timeout must be positive"):
+        main(["serve", "--request-timeout", "0"])
+
+
+def self_signed(directory: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key (PEM files)."""
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    private = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    certificate = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(private.public_key())
+        .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+        .sign(private, hashes.SHA256())
+    )  # fmt: skip
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    cert.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key.write_bytes(private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                          serialization.NoEncryption()))  # fmt: skip
+    return cert, key
+
+
+def test_tls(tmp_path: Path, logs) -> None:
+    cert, key = self_signed(tmp_path)
+    with running(create_app(Recording()), ssl_certfile=str(cert), ssl_keyfile=str(key)) as (url, _):
+        assert url.startswith("https://")
+        context = ssl.create_default_context(cafile=str(cert))
+        status, data, _ = request(url, "/v1/deid", {"text": SECRET_TEXT}, context=context)
+        assert status == 200 and SECRET_PHONE not in data["text"]
+        with pytest.raises(urllib.error.URLError, match="CERTIFICATE_VERIFY_FAILED"):
+            request(url, "/health")  # an unknown certificate is not trusted
+        with pytest.raises((ConnectionError, http.client.HTTPException)):
+            plain = http.client.HTTPConnection("127.0.0.1", int(url.rsplit(":", 1)[1]), timeout=10)
+            plain.request("GET", "/health")
+            plain.getresponse()
+
+
+def test_requests_past_the_time_limit_get_504(logs) -> None:
+    deidentifier = Recording(delay=2.0)
+    with running(create_app(deidentifier, request_timeout=0.5)) as (url, _):
+        started = time.monotonic()
+        status, data = post(url, "/v1/deid", {"text": SECRET_TEXT})
+        assert (status, data) == (504, {"error": "no answer within the time limit of 0.5 s (--request_timeout)"})
+        assert time.monotonic() - started < 1.9  # answered at the limit, not when the model is done
+
+
+def test_a_client_that_hangs_up_stops_the_model_between_batches(tiny_tokenizer, logs) -> None:
+    """The model stops before its next forward pass once the only request of its batch has gone."""
+    label_set = LabelSet(Taxonomy.load(), "category", "IO")
+    model = build_tiny_model(tiny_tokenizer, label_set)
+    passes: list[float] = []
+    model.register_forward_pre_hook(lambda *_: passes.append(time.monotonic()))
+    deidentifier = Deidentifier(model, tiny_tokenizer, label_set, max_length=16, stride=4, batch_size=1)
+    text = (FILLER * 300)[:30_000]
+    with running(create_app(deidentifier)) as (url, _):
+        port = int(url.rsplit(":", 1)[1])
+        client = socket.create_connection(("127.0.0.1", port))
+        body = json.dumps({"text": text}).encode()
+        client.sendall(b"POST /v1/deid HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                       b"Content-Length: %d\r\n\r\n%s" % (len(body), body))  # fmt: skip
+        deadline = time.monotonic() + 60
+        while len(passes) < 20:
+            assert time.monotonic() < deadline, "the model did not start"
+            time.sleep(0.01)
+        client.close()  # the clerk closed the tab
+        logs.wait_for("POST /v1/deid 499")
+        time.sleep(0.5)
+        stopped = len(passes)
+        time.sleep(1.0)
+        assert len(passes) == stopped, "the model went on computing for a client that left"
+        assert stopped < 1000  # of more than 2,000 windows
+        assert post(url, "/v1/deid", {"text": "전화 010-2345-6789"})[0] == 200  # the model is free
+
+
+def test_every_answer_says_no_store(service) -> None:
+    url, _ = service
+    answers = [request(url, path) for path in ("/", "/static/review.js", "/health", "/v1/labels", "/docs",
+                                               "/openapi.json", "/docs/assets/swagger-ui.css", "/nothing")]  # fmt: skip
+    answers += [request(url, "/v1/deid", {"text": SECRET_TEXT}), request(url, "/v1/deid", raw=b"{"),
+                request(url, "/v1/deid/batch", {"documents": ["a"] * 5})]  # fmt: skip
+    assert {status for status, _, _ in answers} == {200, 400, 404, 413}
+    for status, _, headers in answers:
+        assert headers["cache-control"] == "no-store", (status, headers)
+
+
+def test_the_api_description_and_its_docs_come_from_the_package(service) -> None:
+    url, _ = service
+    status, schema, _ = request(url, "/openapi.json")
+    assert status == 200
+    assert {"/v1/deid", "/v1/deid/batch", "/v1/apply", "/v1/labels", "/health"} <= set(schema["paths"])
+    body = schema["paths"]["/v1/deid"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert body == {"$ref": "#/components/schemas/DeidRequest"}
+    components = schema["components"]["schemas"]
+    assert {"DeidRequest", "BatchRequest", "ApplyRequest", "ReviewedSpan", "DeidAnswer"} <= set(components)
+    assert set(components["DeidRequest"]["required"]) == {"text"}
+    with urllib.request.urlopen(url + "/docs", timeout=30) as response:
+        page = response.read().decode()
+    references = re.findall(r"""(?:src|href)=["']([^"']+)""", page)
+    assert references and all(ref.startswith("/docs/assets/") for ref in references), references
+    assert "http" not in page.replace("url: '/openapi.json'", "")  # no CDN, no validator badge
+    for reference in references:
+        with urllib.request.urlopen(url + reference, timeout=30) as response:
+            assert response.status == 200 and len(response.read()) > 100
 
 
 # ----------------------------------------------------------------------------------------------- shutdown
@@ -287,6 +564,24 @@ def test_graceful_shutdown_finishes_in_flight_requests(logs) -> None:
                 time.sleep(0.05)
 
 
+def test_shutdown_answers_a_256_document_batch_that_cannot_finish(logs) -> None:
+    """64 model calls of 0.3 s do not fit in a graceful timeout of 3 s: the request is answered 503 (not 500,
+    not a reset connection) before the timeout ends, and the model stops."""
+    deidentifier = Recording(delay=0.3)
+    app = create_app(deidentifier, max_documents=256, max_batch_size=4)
+    with running(app, graceful_timeout=3) as (url, server):
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            pending = pool.submit(request, url, "/v1/deid/batch", {"documents": [SECRET_TEXT] * 256})
+            assert deidentifier.entered.wait(10)
+            started = time.monotonic()
+            server.should_exit = True
+            status, data, headers = pending.result(timeout=30)
+            answered = time.monotonic() - started
+    assert (status, data) == (503, {"error": "the server is shutting down: send the request again"})
+    assert headers["retry-after"] == "10" and answered < 3
+    assert sum(deidentifier.batches) < 256
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -294,14 +589,14 @@ def free_port() -> int:
 
 
 def test_serve_command_with_a_tiny_model(tmp_path: Path) -> None:
-    """``thunder serve --model EXPORT`` as its own process: answers, then stops cleanly on SIGTERM."""
-    sys.path.insert(0, str(Path(__file__).parent))
-    from test_deid import write_tiny_export
-
+    """``thunder serve --model EXPORT --token-file F`` as its own process: answers with the token, shows no model
+    path, and on SIGTERM with a 256-document batch in flight answers it (not 500) and stops cleanly."""
     export = write_tiny_export(tmp_path / "export")
+    (tmp_path / "token").write_text(TOKEN + "\n", encoding="utf-8")
     port = free_port()
     command = [sys.executable, "-m", "thunder", "serve", "--model", str(export), "--port", str(port),
-               "--key-file", str(tmp_path / "k"), "--max_length", "32", "--stride", "8"]  # fmt: skip
+               "--key-file", str(tmp_path / "k"), "--token-file", str(tmp_path / "token"), "--max_length", "32",
+               "--stride", "8", "--graceful_timeout", "4"]  # fmt: skip
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                env={**os.environ, "PYTHONUNBUFFERED": "1"})  # fmt: skip
     url = f"http://127.0.0.1:{port}"
@@ -309,18 +604,33 @@ def test_serve_command_with_a_tiny_model(tmp_path: Path) -> None:
         deadline = time.monotonic() + 120
         while True:
             try:
-                assert request(url, "/health")[1]["model"] == str(export)
+                health = request(url, "/health")[1]
                 break
             except (urllib.error.URLError, ConnectionError):
                 assert process.poll() is None and time.monotonic() < deadline, "thunder serve did not start"
                 time.sleep(0.2)
-        status, data = post(url, "/v1/deid", {"text": SECRET_TEXT * 3, "mapping": True})
+        assert health["model"] == {"granularity": "label", "types": len(Taxonomy.load().labels)}
+        assert str(export) not in json.dumps(health)
+        assert post(url, "/v1/deid", {"text": SECRET_TEXT})[0] == 401
+        status, data = post(url, "/v1/deid", {"text": SECRET_TEXT * 3, "mapping": True}, token=TOKEN)
         assert status == 200 and SECRET_PHONE not in data["text"]
         record = MappingKey.load(tmp_path / "k").open(data["mapping"])
         assert reidentify(data["text"], record) == SECRET_TEXT * 3
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            batch = pool.submit(post, url, "/v1/deid/batch", {"documents": [SECRET_TEXT * 5] * 256}, token=TOKEN)
+            time.sleep(1.0)
+            process.send_signal(signal.SIGTERM)
+            status, data = batch.result(timeout=60)
+        assert status in (200, 503), (status, data)
+        if status == 503:
+            assert data == {"error": "the server is shutting down: send the request again"}
+        else:
+            assert len(data["results"]) == 256
     finally:
         process.send_signal(signal.SIGTERM)
         output = process.communicate(timeout=60)[0]
     assert process.returncode in (0, -signal.SIGTERM), output  # uvicorn re-raises the signal once it has stopped
     assert "POST /v1/deid 200 in=" in output and "Application shutdown complete" in output
-    assert SECRET_NAME not in output and SECRET_PHONE not in output
+    assert "Traceback" not in output and " 500 " not in output
+    for secret in (SECRET_NAME, SECRET_PHONE, str(export), TOKEN):
+        assert secret not in output

@@ -2,146 +2,158 @@
 
 ``create_app(deidentifier)`` builds the ASGI app, :func:`serve` runs it. Concurrent requests are collected by a
 :class:`Batcher` and run through the model together in one worker thread, so the event loop stays free and the
-model sees batches. No request or response text is ever logged: the access log carries method, route, status,
-sizes and timings, and an error inside the pipeline is logged by its exception type alone.
+model sees batches. A request ends at the first of: its answer, the time limit, the client hanging up, or the
+server's shutdown deadline; a batch whose requests have all ended stops before its next forward pass.
+
+Request bodies are validated by the pydantic models below, which also make the OpenAPI description (``/openapi.json``,
+``/docs`` with the Swagger UI assets of the ``swagger-ui-bundle-v2`` package: no CDN). Every answer carries
+``Cache-Control: no-store``. No request or response text is ever logged: the access log carries method, route
+template, status, sizes and timings, and an error inside the pipeline is logged by its exception type alone.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import copy
-import json
+import hmac
+import ipaddress
 import logging
 import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Container, Iterator
+from typing import Any, Awaitable, Iterator, Literal, TypeVar
 
-from fastapi import FastAPI, Request
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi import Depends, FastAPI, Request
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic.json_schema import models_json_schema
+from swagger_ui_bundle import swagger_ui_path
 
-from thunder.deid import Deidentifier, DeidResult
+from thunder.deid import Deidentifier, DeidResult, DetectedSpan
 from thunder.mapping import MappingKey
 from thunder.operators import OPERATORS, OperatorChoice
 from thunder.recognizers import ScoredSpan
 
 REVIEW_DIR = Path(__file__).resolve().parent / "resources" / "review"
+DOCS_DIR = Path(swagger_ui_path)  # Swagger UI's files, installed with the package swagger-ui-bundle-v2
 DRAIN_BYTES = 64 * 2**20  # an oversized request body up to this size is read and dropped before the 413
-ROUTES = ("/", "/health", "/v1/labels", "/v1/deid", "/v1/deid/batch", "/v1/apply")
+ROUTES = ("/", "/docs", "/openapi.json", "/health", "/v1/labels", "/v1/deid", "/v1/deid/batch", "/v1/apply")
+SHUTDOWN_MARGIN = 2.0  # seconds of the graceful timeout kept for answering the requests that could not finish
+MIN_TOKEN_LENGTH = 16
 log = logging.getLogger("thunder.serve")
+Body = TypeVar("Body", bound=BaseModel)
+OperatorName = Literal[tuple(sorted(OPERATORS))]
 
 
 class RequestError(Exception):
     """A request refused with ``status`` and a reason that never quotes the request's text."""
 
-    def __init__(self, status: int, reason: str) -> None:
+    def __init__(self, status: int, reason: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(reason)
-        self.status, self.reason = status, reason
+        self.status, self.reason, self.headers = status, reason, headers
 
 
-# ----------------------------------------------------------------------------------------------- batching
+class Cancelled(Exception):
+    """Every request of the running batch has ended: the model stops before its next forward pass."""
 
 
-class Batcher:
-    """Runs concurrent requests through the model together: up to ``max_batch_size`` documents per call,
-    waiting at most ``max_wait`` seconds after the first for others to join; one call at a time, in a thread."""
-
-    def __init__(self, deidentifier: Deidentifier, max_batch_size: int = 4, max_wait: float = 0.005) -> None:
-        self.deidentifier, self.max_batch_size, self.max_wait = deidentifier, max_batch_size, max_wait
-        self._variants: dict[tuple[str | None, float | None], Deidentifier] = {}
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="thunder-model")
-        self.calls = self.documents = 0  # model calls made and documents they held (mean batch size)
-        self._queue: asyncio.Queue | None = None
-        self._task: asyncio.Task | None = None
-
-    async def start(self) -> None:
-        self._queue = asyncio.Queue()
-        self._task = asyncio.create_task(self._loop())
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-        self._executor.shutdown(wait=True)
-
-    async def deidentify(self, texts: list[str], operator: str | None, threshold: float | None) -> list[DeidResult]:
-        """The results of ``texts``, computed in a batch with whatever other requests are waiting."""
-        future = asyncio.get_running_loop().create_future()
-        await self._queue.put((texts, (operator, threshold), future))
-        return await future
-
-    async def call(self, function: Any) -> Any:
-        """Run ``function()`` on the model thread (work that must not block the event loop or race the model)."""
-        return await asyncio.get_running_loop().run_in_executor(self._executor, function)
-
-    def variant(self, operator: str | None, threshold: float | None) -> Deidentifier:
-        """The de-identifier with a request's operator (for every entity) and threshold, sharing the model."""
-        key = (operator, threshold)
-        if key not in self._variants:
-            variant = copy.copy(self.deidentifier)
-            if operator is not None:
-                variant.operators = OperatorChoice(operator)
-            if threshold is not None:
-                variant.threshold = threshold
-            self._variants[key] = variant
-        return self._variants[key]
-
-    async def _loop(self) -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            items = [await self._queue.get()]
-            size, deadline = len(items[0][0]), loop.time() + self.max_wait
-            while size < self.max_batch_size:
-                if self._queue.empty():  # only then wait (the event loop may be busy answering the last batch)
-                    if (remaining := deadline - loop.time()) <= 0:
-                        break
-                    try:
-                        items.append(await asyncio.wait_for(self._queue.get(), remaining))
-                    except asyncio.TimeoutError:
-                        break
-                else:
-                    items.append(self._queue.get_nowait())
-                size += len(items[-1][0])
-            self.calls, self.documents = self.calls + 1, self.documents + size
-            try:
-                results = await loop.run_in_executor(self._executor, self._run, items)
-            except Exception as error:  # noqa: BLE001 - reported to every waiting request, message never logged
-                log.error("de-identification failed: %s", type(error).__name__)
-                failure = RequestError(500, f"internal error while de-identifying ({type(error).__name__})")
-                results = [failure] * len(items)
-            for (_, _, future), result in zip(items, results):
-                if future.done():  # the client went away
-                    continue
-                if isinstance(result, Exception):
-                    future.set_exception(result)
-                else:
-                    future.set_result(result)
-
-    def _run(self, items: list) -> list[list[DeidResult]]:
-        """One model call per distinct (operator, threshold) among the waiting requests."""
-        groups: dict[tuple, list[int]] = {}
-        for index, (_, options, _) in enumerate(items):
-            groups.setdefault(options, []).append(index)
-        results: list[Any] = [None] * len(items)
-        for options, members in groups.items():
-            texts = [text for i in members for text in items[i][0]]
-            done = iter(self.variant(*options).deidentify_batch(texts))
-            for i in members:
-                results[i] = [next(done) for _ in items[i][0]]
-        return results
+# ----------------------------------------------------------------------------------------------- bodies
 
 
-# ----------------------------------------------------------------------------------------------- requests
+class _Body(BaseModel):
+    model_config = ConfigDict(strict=True, allow_inf_nan=False)  # no "1" for 1, no true for 1.0, no NaN
 
 
-async def read_json(request: Request, limit: int) -> dict:
-    """The request's JSON object; 413 past ``limit`` bytes, 400 for non-UTF-8 or malformed JSON."""
+class Replacement(_Body):
+    operator: OperatorName | None = Field(None, description="one operator for every entity")
+    mapping: bool = Field(False, description="add the sealed entity table (the server needs --key-file)")
+
+
+class Options(Replacement):
+    threshold: float | None = Field(None, gt=0, lt=1, description="identifier when 1 - P(O) exceeds it")
+
+
+class DeidRequest(Options):
+    text: str
+    id: str = Field("request", description="the document's name in the mapping record")
+
+
+class Document(_Body):
+    id: str | None = None
+    text: str
+
+    @model_validator(mode="before")
+    @classmethod
+    def _plain_text(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return {"text": value}
+        if not isinstance(value, dict):
+            raise ValueError("a document is a string or an object with a string 'text'")
+        return value
+
+
+class BatchRequest(Options):
+    documents: list[Document] = Field(description='texts, or {"id", "text"} objects (ids default to positions)')
+
+
+class ReviewedSpan(_Body):
+    start: int = Field(ge=0, description="code point offset, as in Python")
+    end: int
+    label: str = Field(description="a taxonomy label or category, or an entity type of the model (GET /v1/labels)")
+    score: float = 1.0
+    source: str = "reviewer"
+
+
+class ApplyRequest(Replacement):
+    text: str
+    spans: list[ReviewedSpan] = Field(description="exactly the spans to replace (the review page's re-apply)")
+    id: str = "request"
+
+
+class DeidAnswer(BaseModel):
+    text: str
+    spans: list[DetectedSpan]
+    mapping: dict | None = Field(None, description="present when asked for: one line of a mapping file")
+
+
+class BatchResult(DeidAnswer):
+    id: str
+
+
+class BatchAnswer(BaseModel):
+    results: list[BatchResult]
+
+
+class ErrorAnswer(BaseModel):
+    error: str = Field(description="the reason; it never quotes the request's text")
+
+
+REQUESTS = (DeidRequest, BatchRequest, ApplyRequest)
+
+
+def _location(parts: tuple) -> str:
+    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in parts).lstrip(".")
+
+
+def reason(error: ValidationError) -> str:
+    """The first problem of a body, e.g. ``spans[0].label: Field required`` (pydantic never quotes the input)."""
+    first = error.errors(include_url=False, include_input=False, include_context=False)[0]
+    if first["type"] == "json_invalid":
+        return f"malformed JSON: {first['msg'].removeprefix('Invalid JSON: ')}"
+    return f"{_location(first['loc']) or 'request body'}: {first['msg']}"
+
+
+async def read_body(request: Request, limit: int, model: type[Body]) -> Body:
+    """The request's body as ``model``; 413 past ``limit`` bytes, 400 with a reason for anything malformed."""
     too_large = RequestError(413, f"request body larger than the limit of {limit} bytes")
     declared = request.headers.get("content-length")
     if declared is not None and not declared.isdigit():
@@ -157,56 +169,43 @@ async def read_json(request: Request, limit: int) -> dict:
             body += chunk
     if seen > limit:
         raise too_large
-    request.state.bytes_in = len(body)
     try:
         text = bytes(body).decode("utf-8")
     except UnicodeDecodeError as error:
         raise RequestError(400, f"request body is not valid UTF-8 (byte {error.start}: {error.reason})") from None
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise RequestError(400, f"malformed JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
-    if not isinstance(data, dict):
-        raise RequestError(400, f"expected a JSON object, got {type(data).__name__}")
-    return data
+        return model.model_validate_json(text)  # lone surrogates, NaN, deep nesting: refused here
+    except ValidationError as error:
+        raise RequestError(400, reason(error)) from None
 
 
-def _field(data: dict, name: str, kind: type | tuple, default: Any = None, required: bool = False) -> Any:
-    if name not in data or data[name] is None:
-        if required:
-            raise RequestError(400, f"missing field {name!r}")
-        return default
-    value = data[name]
-    if not isinstance(value, kind) or (kind in (int, float, (int, float)) and isinstance(value, bool)):
-        names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
-        raise RequestError(400, f"field {name!r} must be {names}, got {type(value).__name__}")
-    return value
+def span_labels(deidentifier: Deidentifier) -> dict[str, tuple[str | None, str | None]]:
+    """Every label a span may carry, with its category and tier 1: the taxonomy's labels and categories, the
+    model's entity types (a category- or binary-level model emits those) and the recognizers' labels; so
+    whatever ``/v1/deid`` answers, ``/v1/apply`` takes back."""
+    taxonomy = deidentifier.taxonomy
+    known = {name: (label.category, label.tier1) for name, label in taxonomy.labels.items()}
+    for category in taxonomy.categories:
+        known.setdefault(category, (category, taxonomy.category_tier1(category)))
+    label_set = deidentifier.label_set
+    for entity_type in label_set.types if label_set is not None else ():
+        info = label_set.describe(entity_type)
+        known.setdefault(info.label or entity_type, (info.category, info.tier1))
+    for recognizer in deidentifier.recognizers:
+        known.setdefault(recognizer.label, (getattr(recognizer, "category", None), getattr(recognizer, "tier1", None)))
+    return known
 
 
-def _options(data: dict) -> tuple[str | None, float | None]:
-    operator = _field(data, "operator", str)
-    if operator is not None and operator not in OPERATORS:
-        raise RequestError(400, f"unknown operator {operator!r}: one of {sorted(OPERATORS)}")
-    threshold = _field(data, "threshold", (int, float))
-    if threshold is not None and not 0 < threshold < 1:
-        raise RequestError(400, f"threshold must lie strictly between 0 and 1, got {threshold}")
-    return operator, None if threshold is None else float(threshold)
-
-
-def _user_spans(data: dict, text: str, labels: Container[str]) -> list[ScoredSpan]:
-    raw = _field(data, "spans", list, required=True)
+def _reviewed(body: ApplyRequest, known: dict[str, tuple[str | None, str | None]]) -> list[ScoredSpan]:
     spans = []
-    for i, item in enumerate(raw):
-        if not isinstance(item, dict):
-            raise RequestError(400, f"spans[{i}] must be an object with start, end and label")
-        start, end = _field(item, "start", int, required=True), _field(item, "end", int, required=True)
-        label = _field(item, "label", str, required=True)
-        if label not in labels:
-            raise RequestError(400, f"spans[{i}]: unknown label {label!r} (GET /v1/labels lists them)")
-        if not 0 <= start < end <= len(text):
-            raise RequestError(400, f"spans[{i}] [{start}, {end}) is not a range inside the text ({len(text)} chars)")
-        score = float(_field(item, "score", (int, float), 1.0))
-        spans.append(ScoredSpan(start, end, label, score, _field(item, "source", str, "reviewer")))
+    for i, span in enumerate(body.spans):
+        if span.label not in known:
+            raise RequestError(400, f"spans[{i}]: unknown label {span.label!r} (GET /v1/labels lists them)")
+        if not span.start < span.end <= len(body.text):
+            raise RequestError(
+                400, f"spans[{i}] [{span.start}, {span.end}) is not a range inside the text ({len(body.text)} chars)"
+            )
+        spans.append(ScoredSpan(span.start, span.end, span.label, span.score, span.source, *known[span.label]))
     return spans
 
 
@@ -214,7 +213,194 @@ def result_json(result: DeidResult) -> dict:
     return {"text": result.text, "spans": [asdict(span) for span in result.spans]}
 
 
+# ----------------------------------------------------------------------------------------------- batching
+
+
+@dataclass(eq=False)
+class _Job:
+    """One request's documents; its slices go through the model in turn with other requests' slices."""
+
+    texts: list[str]
+    options: tuple[str | None, float | None]
+    future: asyncio.Future
+    results: list = field(default_factory=list)
+    taken: int = 0  # documents handed to the model so far
+    finished: int = 0
+
+
+class Batcher:
+    """Runs concurrent requests through the model together: up to ``max_batch_size`` documents per call,
+    waiting at most ``max_wait`` seconds after the first for others to join; one call at a time, in a thread.
+
+    A request with many documents is cut into slices that take turns with other requests'. When every request of
+    the running call has ended (client gone, time limit, shutdown), the model stops before its next forward pass
+    (a forward pre-hook), so abandoned work does not hold the model.
+    """
+
+    def __init__(self, deidentifier: Deidentifier, max_batch_size: int = 4, max_wait: float = 0.005) -> None:
+        self.deidentifier, self.max_batch_size, self.max_wait = deidentifier, max_batch_size, max_wait
+        self._variants: collections.OrderedDict[tuple, Deidentifier] = collections.OrderedDict()
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="thunder-model")
+        self.calls = self.documents = self.characters = 0  # model calls made, documents and characters they held
+        self.busy_seconds = 0.0
+        self._pending: collections.deque[_Job] = collections.deque()
+        self._running: list[_Job] = []
+        self._abandoned = threading.Event()
+        self._arrived: asyncio.Event | None = None
+        self._task: asyncio.Task | None = None
+        self._hook = None
+
+    async def start(self) -> None:
+        self._arrived = asyncio.Event()
+        self._task = asyncio.create_task(self._loop())
+        model = self.deidentifier.model
+        if model is not None and hasattr(model, "register_forward_pre_hook"):
+            self._hook = model.register_forward_pre_hook(self._check)
+
+    async def stop(self) -> None:
+        self._abandoned.set()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        await asyncio.get_running_loop().run_in_executor(None, self._executor.shutdown)
+        if self._hook is not None:
+            self._hook.remove()
+
+    def _check(self, *_: Any) -> None:
+        if self._abandoned.is_set():
+            raise Cancelled
+
+    async def deidentify(self, texts: list[str], operator: str | None, threshold: float | None) -> list[DeidResult]:
+        """The results of ``texts``, computed in batches with whatever other requests are waiting."""
+        if not texts:
+            return []
+        job = _Job(list(texts), (operator, threshold), asyncio.get_running_loop().create_future())
+        job.results = [None] * len(texts)
+        job.future.add_done_callback(self._ended)
+        self._pending.append(job)
+        self._arrived.set()
+        return await job.future  # cancelling the awaiting request cancels the future
+
+    def _ended(self, _: asyncio.Future) -> None:
+        if self._running and all(job.future.done() for job in self._running):
+            self._abandoned.set()
+
+    async def call(self, function: Any) -> Any:
+        """Run ``function()`` on the model thread (work that must not block the event loop or race the model)."""
+        return await asyncio.get_running_loop().run_in_executor(self._executor, function)
+
+    def variant(self, operator: str | None, threshold: float | None) -> Deidentifier:
+        """The de-identifier with a request's operator (for every entity) and threshold, sharing the model."""
+        key = (operator, threshold)
+        if key not in self._variants:
+            variant = copy.copy(self.deidentifier)
+            if operator is not None:
+                variant.operators = OperatorChoice(operator)
+            if threshold is not None:
+                variant.threshold = threshold
+            self._variants[key] = variant
+            if len(self._variants) > 32:  # requests choose thresholds freely: keep the recent ones only
+                self._variants.popitem(last=False)
+        return self._variants[key]
+
+    def _waiting(self) -> int:
+        return sum(len(job.texts) - job.taken for job in self._pending if not job.future.done())
+
+    def _take(self) -> list[tuple[_Job, int, int]]:
+        """Slices ``(job, first, last)`` of at most ``max_batch_size`` documents in all, requests taking turns."""
+        batch, room = [], self.max_batch_size
+        for _ in range(len(self._pending)):
+            if not room:
+                break
+            job = self._pending.popleft()
+            if job.future.done():
+                continue
+            first = job.taken
+            job.taken = min(len(job.texts), first + room)
+            batch.append((job, first, job.taken))
+            room -= job.taken - first
+            if job.taken < len(job.texts):
+                self._pending.append(job)  # the rest waits its turn behind the other requests
+        return batch
+
+    async def _loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            while not self._waiting():
+                self._pending.clear()
+                self._arrived.clear()
+                await self._arrived.wait()
+            deadline = loop.time() + self.max_wait
+            while self._waiting() < self.max_batch_size and (remaining := deadline - loop.time()) > 0:
+                self._arrived.clear()
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._arrived.wait(), remaining)
+            batch = self._take()
+            self._running = [job for job, _, _ in batch]
+            self._abandoned.clear()
+            size = sum(last - first for _, first, last in batch)
+            self.calls, self.documents = self.calls + 1, self.documents + size
+            started = time.perf_counter()
+            try:
+                results = await loop.run_in_executor(self._executor, self._run, batch)
+            except Cancelled:
+                continue
+            except Exception as error:  # noqa: BLE001 - reported to every waiting request, message never logged
+                log.error("de-identification failed: %s", type(error).__name__)
+                failure = RequestError(500, f"internal error while de-identifying ({type(error).__name__})")
+                for job, _, _ in batch:
+                    if not job.future.done():
+                        job.future.set_exception(failure)
+                continue
+            finally:
+                self._running = []
+                self.busy_seconds += time.perf_counter() - started
+            for (job, first, last), done in zip(batch, results):
+                job.results[first:last] = done
+                self.characters += sum(len(text) for text in job.texts[first:last])
+                job.finished += last - first
+                if job.finished == len(job.texts) and not job.future.done():
+                    job.future.set_result(job.results)
+
+    def _run(self, batch: list[tuple[_Job, int, int]]) -> list[list[DeidResult]]:
+        """One model call per distinct (operator, threshold) among the slices."""
+        groups: dict[tuple, list[int]] = {}
+        for index, (job, _, _) in enumerate(batch):
+            groups.setdefault(job.options, []).append(index)
+        results: list[Any] = [None] * len(batch)
+        for options, members in groups.items():
+            texts = [text for i in members for text in batch[i][0].texts[batch[i][1] : batch[i][2]]]
+            done = iter(self.variant(*options).deidentify_batch(texts))
+            for i in members:
+                results[i] = [next(done) for _ in range(batch[i][2] - batch[i][1])]
+        return results
+
+    def throughput(self) -> float | None:
+        """Characters per second of the model calls so far (the review page's progress estimate)."""
+        return round(self.characters / self.busy_seconds) if self.characters and self.busy_seconds else None
+
+
 # ----------------------------------------------------------------------------------------------- the app
+
+
+async def _client_gone(request: Request) -> None:
+    """Returns when the client hangs up (called once the body has been read)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+class Lifecycle:
+    """When the server began stopping, and how long in-flight requests have from then on."""
+
+    def __init__(self) -> None:
+        self.stopping: asyncio.Event | None = None  # made in the server's event loop (lifespan start)
+        self.grace = 0.0
+
+    async def deadline(self) -> None:
+        """Returns when in-flight requests must be answered because the server stops."""
+        await self.stopping.wait()
+        await asyncio.sleep(self.grace)
 
 
 def create_app(
@@ -224,106 +410,208 @@ def create_app(
     max_documents: int = 256,
     max_batch_size: int = 4,
     max_wait: float = 0.005,
+    request_timeout: float = 300.0,
     key: MappingKey | None = None,
-    model_name: str | None = None,
-) -> "AccessLog":
+    token: str | None = None,
+) -> "Service":
     """The service: ``GET /`` (review page), ``GET /health``, ``GET /v1/labels``, ``POST /v1/deid``,
-    ``POST /v1/deid/batch``, ``POST /v1/apply``; wrapped in the access log."""
-    from thunder.taxonomy import Taxonomy
-
-    batcher = Batcher(deidentifier, max_batch_size, max_wait)
-    taxonomy = deidentifier.label_set.taxonomy if deidentifier.label_set is not None else Taxonomy.load()
+    ``POST /v1/deid/batch``, ``POST /v1/apply``, ``GET /docs`` and ``/openapi.json``. With ``token``, the
+    ``/v1/`` endpoints need ``Authorization: Bearer <token>``; each POST is answered within ``request_timeout``
+    seconds (504 past it)."""
+    if not request_timeout > 0:
+        raise ValueError(f"request_timeout must be positive, got {request_timeout}")
+    batcher, lifecycle = Batcher(deidentifier, max_batch_size, max_wait), Lifecycle()
+    known = span_labels(deidentifier)
+    taxonomy, label_set = deidentifier.taxonomy, deidentifier.label_set
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> Any:
+        lifecycle.stopping = asyncio.Event()
         await batcher.start()
         yield
         await batcher.stop()
 
-    app = FastAPI(title="Thunder de-identification", lifespan=lifespan, docs_url=None, redoc_url=None,
-                  openapi_url=None)  # fmt: skip
+    description = (
+        "De-identify Korean court judgments. Offsets count Unicode code points, as in Python. Every refusal is "
+        '`{"error": reason}`; the reason never quotes the request.'
+    )
+    app = FastAPI(title="Thunder de-identification", description=description, lifespan=lifespan, docs_url=None,
+                  redoc_url=None, openapi_url="/openapi.json")  # fmt: skip
+    bearer = HTTPBearer(auto_error=False, description="the token of the server's --token-file")
+
+    async def authorised(credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:
+        if credentials is None:
+            raise RequestError(401, "this server needs a token: Authorization: Bearer <token>",
+                               {"WWW-Authenticate": "Bearer"})  # fmt: skip
+        if not hmac.compare_digest(credentials.credentials.encode(), token.encode()):
+            raise RequestError(401, "wrong token", {"WWW-Authenticate": 'Bearer error="invalid_token"'})
+
+    protected = [Depends(authorised)] if token is not None else []
+    refusals = {status: {"model": ErrorAnswer} for status in (400, 401, 413, 503, 504)}
 
     @app.exception_handler(RequestError)
     async def refused(request: Request, error: RequestError) -> JSONResponse:
-        return JSONResponse({"error": error.reason}, status_code=error.status)
+        return JSONResponse({"error": error.reason}, status_code=error.status, headers=error.headers)
 
-    def wants_mapping(data: dict) -> bool:
-        wanted = _field(data, "mapping", bool, False)
-        if wanted and key is None:
+    async def answer(request: Request, work: Awaitable[Any]) -> Any:
+        """``work``'s result, or a refusal when the time limit, the client or the server's shutdown ends it."""
+        task = asyncio.ensure_future(work)
+        stops = {
+            asyncio.ensure_future(_client_gone(request)): RequestError(499, "the client closed the connection"),
+            asyncio.ensure_future(lifecycle.deadline()): RequestError(
+                503, "the server is shutting down: send the request again", {"Retry-After": "10"}
+            ),
+        }
+        try:
+            done, _ = await asyncio.wait({task, *stops}, timeout=request_timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for pending in (task, *stops):
+                pending.cancel()
+        if task in done:
+            return task.result()
+        for stop in done:
+            raise stops[stop]
+        raise RequestError(504, f"no answer within the time limit of {request_timeout:g} s (--request_timeout)")
+
+    def wants_mapping(body: Replacement) -> bool:
+        if body.mapping and key is None:
             raise RequestError(400, "mapping requested, but the server was started without --key-file")
-        return wanted
+        return body.mapping
 
     async def seal(doc_id: str, text: str, result: DeidResult, wanted: bool) -> dict:
         if not wanted:
             return {}
         return {"mapping": await asyncio.to_thread(key.seal, doc_id, text, result)}  # off the event loop
 
-    @app.get("/")
+    @app.get("/", include_in_schema=False)
     async def page() -> FileResponse:
-        headers = {"Content-Security-Policy": "default-src 'self'; img-src 'self' data:", "Cache-Control": "no-store"}
+        headers = {"Content-Security-Policy": "default-src 'self'; img-src 'self' data:"}
         return FileResponse(REVIEW_DIR / "index.html", headers=headers)
 
-    @app.get("/health")
+    @app.get("/docs", include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        response = get_swagger_ui_html(openapi_url="/openapi.json", title="Thunder de-identification API",
+                                       swagger_js_url="/docs/assets/swagger-ui-bundle.js",
+                                       swagger_css_url="/docs/assets/swagger-ui.css",
+                                       swagger_favicon_url="/docs/assets/favicon-32x32.png",
+                                       swagger_ui_parameters={"validatorUrl": None})  # fmt: skip
+        response.headers["Content-Security-Policy"] = (
+            "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
+            "img-src 'self' data:"
+        )
+        return response
+
+    @app.get("/health", summary="status, limits and batch counters")
     async def health() -> dict:
-        return {"status": "ok", "model": model_name, "recognizers": [r.name for r in deidentifier.recognizers],
-                "max_request_bytes": max_request_bytes, "max_documents": max_documents,
-                "batches": {"calls": batcher.calls, "documents": batcher.documents}}  # fmt: skip
+        model = None if label_set is None else {"granularity": label_set.granularity, "types": len(label_set.types)}
+        return {"status": "ok", "model": model, "recognizers": [r.name for r in deidentifier.recognizers],
+                "token_required": token is not None, "max_request_bytes": max_request_bytes,
+                "max_documents": max_documents, "request_timeout": request_timeout,
+                "batches": {"calls": batcher.calls, "documents": batcher.documents,
+                            "characters_per_second": batcher.throughput()}}  # fmt: skip
 
-    @app.get("/v1/labels")
+    @app.get("/v1/labels", dependencies=protected, responses=refusals, summary="labels a span may carry")
     async def labels() -> dict:
-        return {"labels": [{"name": label.name, "category": label.category, "tier1": label.tier1}
-                           for label in taxonomy.labels.values()]}  # fmt: skip
+        def entry(name: str, category: str | None, tier1: str | None) -> dict:
+            return {"name": name, "category": category, "tier1": tier1}
 
-    @app.post("/v1/deid")
-    async def deid(request: Request) -> dict:
-        data = await read_json(request, max_request_bytes)
-        text, options, wanted = _field(data, "text", str, required=True), _options(data), wants_mapping(data)
-        doc_id = _field(data, "id", str, "request")
-        (result,) = await batcher.deidentify([text], *options)
-        return {**result_json(result), **await seal(doc_id, text, result, wanted)}
+        emitted = [] if label_set is None else [label_set.describe(t) for t in label_set.types]
+        return {
+            "labels": [entry(label.name, label.category, label.tier1) for label in taxonomy.labels.values()],
+            "granularity": None if label_set is None else label_set.granularity,
+            "entity_types": [entry(info.label or t, info.category, info.tier1)
+                             for t, info in zip(label_set.types if label_set else (), emitted)],  # fmt: skip
+        }
 
-    @app.post("/v1/deid/batch")
-    async def deid_batch(request: Request) -> dict:
-        data = await read_json(request, max_request_bytes)
-        documents = _field(data, "documents", list, required=True)
-        if len(documents) > max_documents:
-            raise RequestError(413, f"{len(documents)} documents; at most {max_documents} per request")
-        ids, texts = [], []
-        for i, document in enumerate(documents):
-            document = {"text": document} if isinstance(document, str) else document
-            if not isinstance(document, dict) or not isinstance(document.get("text"), str):
-                raise RequestError(400, f"documents[{i}] must be a string or an object with a string 'text'")
-            ids.append(_field(document, "id", str, str(i)))
-            texts.append(document["text"])
-        options, wanted = _options(data), wants_mapping(data)
-        results = await batcher.deidentify(texts, *options)
-        return {"results": [{"id": i, **result_json(r), **await seal(i, t, r, wanted)}
-                            for i, t, r in zip(ids, texts, results)]}  # fmt: skip
+    @app.post("/v1/deid", dependencies=protected, response_model=None, summary="de-identify one text",
+              openapi_extra=_body_schema(DeidRequest), responses={200: {"model": DeidAnswer}, **refusals})  # fmt: skip
+    async def deid(request: Request) -> JSONResponse:
+        body = await read_body(request, max_request_bytes, DeidRequest)
+        wanted = wants_mapping(body)
 
-    @app.post("/v1/apply")
-    async def apply(request: Request) -> dict:
-        data = await read_json(request, max_request_bytes)
-        text = _field(data, "text", str, required=True)
-        spans, (operator, _) = _user_spans(data, text, taxonomy.labels), _options(data)
-        wanted = wants_mapping(data)
-        doc_id = _field(data, "id", str, "request")
-        try:
-            result = await batcher.call(lambda: batcher.variant(operator, None).apply(text, spans))
-        except Exception as error:  # noqa: BLE001 - the message may quote the text: log the type only
-            log.error("re-applying spans failed: %s", type(error).__name__)
-            raise RequestError(500, f"internal error while re-applying spans ({type(error).__name__})") from None
-        return {**result_json(result), **await seal(doc_id, text, result, wanted)}
+        async def work() -> dict:
+            (result,) = await batcher.deidentify([body.text], body.operator, body.threshold)
+            return {**result_json(result), **await seal(body.id, body.text, result, wanted)}
 
+        return JSONResponse(await answer(request, work()))
+
+    @app.post("/v1/deid/batch", dependencies=protected, response_model=None, summary="de-identify many texts",
+              openapi_extra=_body_schema(BatchRequest), responses={200: {"model": BatchAnswer}, **refusals})  # fmt: skip
+    async def deid_batch(request: Request) -> JSONResponse:
+        body = await read_body(request, max_request_bytes, BatchRequest)
+        if len(body.documents) > max_documents:
+            raise RequestError(413, f"{len(body.documents)} documents; at most {max_documents} per request")
+        wanted = wants_mapping(body)
+        ids = [document.id if document.id is not None else str(i) for i, document in enumerate(body.documents)]
+        texts = [document.text for document in body.documents]
+
+        async def work() -> dict:
+            results = await batcher.deidentify(texts, body.operator, body.threshold)
+            return {"results": [{"id": i, **result_json(r), **await seal(i, t, r, wanted)}
+                                for i, t, r in zip(ids, texts, results)]}  # fmt: skip
+
+        return JSONResponse(await answer(request, work()))
+
+    @app.post("/v1/apply", dependencies=protected, response_model=None, summary="replace exactly the given spans",
+              openapi_extra=_body_schema(ApplyRequest), responses={200: {"model": DeidAnswer}, **refusals})  # fmt: skip
+    async def apply(request: Request) -> JSONResponse:
+        body = await read_body(request, max_request_bytes, ApplyRequest)
+        spans, wanted = _reviewed(body, known), wants_mapping(body)
+
+        async def work() -> dict:
+            try:
+                result = await batcher.call(lambda: batcher.variant(body.operator, None).apply(body.text, spans))
+            except Exception as error:  # noqa: BLE001 - the message may quote the text: log the type only
+                log.error("re-applying spans failed: %s", type(error).__name__)
+                raise RequestError(500, f"internal error while re-applying spans ({type(error).__name__})") from None
+            return {**result_json(result), **await seal(body.id, body.text, result, wanted)}
+
+        return JSONResponse(await answer(request, work()))
+
+    app.openapi = lambda: _openapi(app)
     app.mount("/static", StaticFiles(directory=REVIEW_DIR), name="static")
-    return AccessLog(app)
+    app.mount("/docs/assets", StaticFiles(directory=DOCS_DIR), name="docs-assets")
+    return Service(app, lifecycle, token_required=token is not None)
 
 
-class AccessLog:
-    """ASGI wrapper: one log line per request (method, route, status, bytes in/out, milliseconds), never the
-    text; an exception escaping the app is logged by type only and answered with a 500."""
+def _body_schema(model: type[BaseModel]) -> dict:
+    """The OpenAPI request body of an endpoint that reads its body itself (:func:`read_body`)."""
+    schema = {"$ref": f"#/components/schemas/{model.__name__}"}
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
 
-    def __init__(self, app: FastAPI) -> None:
-        self.app = app
+
+def _openapi(app: FastAPI) -> dict:
+    """FastAPI's description with the request bodies' schemas added (the endpoints read their bodies themselves,
+    so that size limits and refusals come first)."""
+    if app.openapi_schema is None:
+        schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+        _, definitions = models_json_schema([(m, "validation") for m in REQUESTS],
+                                            ref_template="#/components/schemas/{model}")  # fmt: skip
+        schema.setdefault("components", {}).setdefault("schemas", {}).update(definitions["$defs"])
+        app.openapi_schema = schema
+    return app.openapi_schema
+
+
+def _files(directory: Path, prefix: str) -> set[str]:
+    return {f"{prefix}/{path.name}" for path in directory.iterdir() if path.is_file()}
+
+
+class Service:
+    """The ASGI app: the FastAPI app behind an access log of one line per request (method, route, status, bytes
+    in/out, milliseconds; never the text, and a path that is not a route or a packaged file as ``<other>``), with
+    ``Cache-Control: no-store`` added to every answer. An exception escaping the app is logged by type only and
+    answered with a 500."""
+
+    def __init__(self, app: FastAPI, lifecycle: Lifecycle, token_required: bool) -> None:
+        self.app, self.lifecycle, self.token_required = app, lifecycle, token_required
+        self.paths = set(ROUTES) | _files(REVIEW_DIR, "/static") | _files(DOCS_DIR, "/docs/assets")
+
+    def begin_shutdown(self, graceful_timeout: float) -> None:
+        """The server stops: requests still running are answered (503) ``SHUTDOWN_MARGIN`` seconds before
+        ``graceful_timeout`` ends. Called in the server's event loop."""
+        self.lifecycle.grace = max(0.0, graceful_timeout - SHUTDOWN_MARGIN)
+        if self.lifecycle.stopping is not None:
+            self.lifecycle.stopping.set()
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -338,6 +626,8 @@ class AccessLog:
         async def counting_send(message: dict) -> None:
             if message["type"] == "http.response.start":
                 status[0] = message["status"]
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"cache-control"]
+                message = {**message, "headers": [*headers, (b"cache-control", b"no-store")]}
             elif message["type"] == "http.response.body":
                 sizes[1] += len(message.get("body", b""))
             await send(message)
@@ -351,8 +641,7 @@ class AccessLog:
                 await counting_send({"type": "http.response.start", "status": 500,
                                      "headers": [(b"content-type", b"application/json")]})  # fmt: skip
                 await counting_send({"type": "http.response.body", "body": body})
-        path = scope["path"]
-        route = path if path in ROUTES or path.startswith("/static/") and path.isascii() else "<other>"
+        route = scope["path"] if scope["path"] in self.paths else "<other>"
         elapsed = 1000 * (time.perf_counter() - started)
         log.info("%s %s %d in=%dB out=%dB %.1fms", scope["method"], route, status[0], sizes[0], sizes[1], elapsed)
 
@@ -360,31 +649,57 @@ class AccessLog:
 # ----------------------------------------------------------------------------------------------- running
 
 
-def _config(app: AccessLog, host: str, port: int, graceful_timeout: int) -> Any:
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is reachable from this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def read_token(path: str | Path) -> str:
+    """The bearer token in ``path`` (one line, at least 16 characters)."""
+    token = Path(path).read_text(encoding="utf-8").strip()
+    if len(token) < MIN_TOKEN_LENGTH or any(c.isspace() for c in token) or not token.isprintable():
+        raise ValueError(f"{path}: the token must be one line of at least {MIN_TOKEN_LENGTH} printable characters")
+    return token
+
+
+def _server(app: Service, host: str, port: int, graceful_timeout: int, ssl_certfile: str | None = None,
+            ssl_keyfile: str | None = None) -> Any:  # fmt: skip
     import uvicorn
+
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            app.begin_shutdown(graceful_timeout)  # requests in flight get their answer before uvicorn cancels them
+            await super().shutdown(sockets)
 
     logging.getLogger("uvicorn.access").disabled = True  # it would log paths and client addresses
-    return uvicorn.Config(app, host=host, port=port, access_log=False, timeout_graceful_shutdown=graceful_timeout,
-                          log_config=None, lifespan="on")  # fmt: skip
+    config = uvicorn.Config(app, host=host, port=port, access_log=False, timeout_graceful_shutdown=graceful_timeout,
+                            log_config=None, lifespan="on", ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile)  # fmt: skip
+    return Server(config)
 
 
-def serve(app: AccessLog, host: str = "127.0.0.1", port: int = 8000, graceful_timeout: int = 30) -> None:
-    """Run until SIGINT/SIGTERM; in-flight requests finish first (up to ``graceful_timeout`` seconds)."""
-    import uvicorn
-
-    uvicorn.Server(_config(app, host, port, graceful_timeout)).run()
+def serve(app: Service, host: str = "127.0.0.1", port: int = 8000, graceful_timeout: int = 30,
+          ssl_certfile: str | None = None, ssl_keyfile: str | None = None) -> None:  # fmt: skip
+    """Run until SIGINT/SIGTERM; in-flight requests finish first, or are answered 503 when ``graceful_timeout``
+    seconds are nearly over. Binding beyond loopback needs a token (``create_app(token=...)``)."""
+    if not is_loopback(host) and not app.token_required:
+        raise ValueError(f"--host {host} reaches beyond this machine: give --token-file (a token clients must send)")
+    _server(app, host, port, graceful_timeout, ssl_certfile, ssl_keyfile).run()
 
 
 @contextlib.contextmanager
-def running(app: AccessLog, host: str = "127.0.0.1", graceful_timeout: int = 30) -> Iterator[tuple[str, Any]]:
+def running(app: Service, host: str = "127.0.0.1", graceful_timeout: int = 30, ssl_certfile: str | None = None,
+            ssl_keyfile: str | None = None) -> Iterator[tuple[str, Any]]:  # fmt: skip
     """Serve ``app`` on a free port in a background thread: yields ``(base_url, uvicorn.Server)``; stopping
     (``server.should_exit = True``, or leaving the block) is graceful as with a signal."""
-    import uvicorn
-
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, 0))
-    server = uvicorn.Server(_config(app, host, sock.getsockname()[1], graceful_timeout))
+    server = _server(app, host, sock.getsockname()[1], graceful_timeout, ssl_certfile, ssl_keyfile)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
@@ -392,8 +707,9 @@ def running(app: AccessLog, host: str = "127.0.0.1", graceful_timeout: int = 30)
         if not thread.is_alive() or time.monotonic() > deadline:
             raise RuntimeError("the server did not start")
         time.sleep(0.01)
+    scheme = "https" if ssl_certfile else "http"
     try:
-        yield f"http://{host}:{sock.getsockname()[1]}", server
+        yield f"{scheme}://{host}:{sock.getsockname()[1]}", server
     finally:
         server.should_exit = True
         thread.join(timeout=graceful_timeout + 5)

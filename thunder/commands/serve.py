@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import ssl
 
 from thunder.deid import PipelineOptions
 
@@ -12,35 +13,60 @@ def serve_command(
     host: str = "127.0.0.1",
     port: int = 8000,
     key_file: str | None = None,
+    token_file: str | None = None,
+    ssl_certfile: str | None = None,
+    ssl_keyfile: str | None = None,
     max_request_bytes: int = 4 * 2**20,
     max_documents: int = 256,
     max_batch_size: int = 4,
     max_wait_ms: float = 5.0,
+    request_timeout: float = 300.0,
     graceful_timeout: int = 30,
 ) -> None:
-    """Serve POST /v1/deid, /v1/deid/batch, /v1/apply, GET /health and the review page at / until SIGINT/SIGTERM.
+    """Serve POST /v1/deid, /v1/deid/batch, /v1/apply, GET /health, /v1/labels, the API description (/docs,
+    /openapi.json) and the review page at / until SIGINT/SIGTERM.
 
     Args:
         pipeline: the de-identification options (--model, --operator, --threshold, ...).
-        host: address to listen on (127.0.0.1: this machine only; 0.0.0.0: every interface).
+        host: address to listen on (127.0.0.1: this machine only; any other address needs --token-file).
         port: TCP port.
         key_file: mapping key (created when absent): requests with "mapping": true get the encrypted entity table.
+        token_file: a file holding one line, the bearer token (16 characters or more) that clients send as
+            "Authorization: Bearer <token>" to the /v1/ endpoints (the review page asks for it once per tab).
+        ssl_certfile: serve HTTPS with this certificate (PEM; with --ssl_keyfile).
+        ssl_keyfile: the certificate's private key (PEM).
         max_request_bytes: larger request bodies are refused with 413.
         max_documents: documents per batch request at most (more: 413).
         max_batch_size: documents of concurrent requests run through the model together at most (on a CPU small
             batches are fastest, padding costs more than batching saves; on a GPU raise it, e.g. 32).
         max_wait_ms: how long the first waiting request waits for others to join its batch.
-        graceful_timeout: seconds in-flight requests get to finish after SIGINT/SIGTERM.
+        request_timeout: seconds a request may take; past it the answer is 504 and its work stops. A client that
+            hangs up stops its work too.
+        graceful_timeout: seconds in-flight requests get to finish after SIGINT/SIGTERM (those that cannot are
+            answered 503 two seconds before it ends).
     """
     from thunder.mapping import MappingKey
-    from thunder.serve import create_app, serve
+    from thunder.serve import create_app, is_loopback, read_token, serve
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if not 1 <= port <= 65535:
         raise ValueError(f"--port must lie between 1 and 65535, got {port}")
+    if not request_timeout > 0:
+        raise ValueError(f"--request_timeout must be positive, got {request_timeout}")
+    if token_file is None and not is_loopback(host):
+        raise ValueError(f"--host {host} reaches beyond this machine: give --token-file (a token clients must send)")
+    if (ssl_certfile is None) != (ssl_keyfile is None):
+        raise ValueError("--ssl_certfile and --ssl_keyfile go together")
+    if ssl_certfile is not None:
+        try:  # refused here with one line rather than by uvicorn with a traceback
+            ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(ssl_certfile, ssl_keyfile)
+        except (OSError, ssl.SSLError) as error:
+            raise ValueError(f"--ssl_certfile {ssl_certfile} / --ssl_keyfile {ssl_keyfile}: {error}") from None
+    token = read_token(token_file) if token_file is not None else None
     key = MappingKey.load_or_create(key_file) if key_file else None
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     app = create_app(pipeline.build(), max_request_bytes=max_request_bytes, max_documents=max_documents,
-                     max_batch_size=max_batch_size, max_wait=max_wait_ms / 1000, key=key,
-                     model_name=pipeline.model)  # fmt: skip
-    logging.getLogger("thunder.serve").info("review page and API at http://%s:%d/", host, port)
-    serve(app, host, port, graceful_timeout)
+                     max_batch_size=max_batch_size, max_wait=max_wait_ms / 1000, request_timeout=request_timeout,
+                     key=key, token=token)  # fmt: skip
+    scheme = "https" if ssl_certfile else "http"
+    logging.getLogger("thunder.serve").info("review page at %s://%s:%d/, API description at /docs", scheme, host, port)
+    serve(app, host, port, graceful_timeout, ssl_certfile, ssl_keyfile)
