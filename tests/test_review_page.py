@@ -1,24 +1,48 @@
-"""The review page in a real headless browser (Debian's Chromium driven by Playwright): highlights render,
-accept / reject / add by selection, re-apply, downloads, a batch of files."""
+"""The review page in a real headless browser (Debian's Chromium driven by Playwright), against the recognizers alone
+and against a model trained at category granularity (the demo config, a few steps): highlights, the review loop
+(reject, add, relabel, re-apply, download), downloads that refuse rather than save unreviewed text, every occurrence,
+undo, boundaries, keys, the entity table, a reload, EUC-KR files, copy, progress and cancel, a long judgment, the
+token prompt and the API docs without network."""
 
 from __future__ import annotations
 
 import io
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
 
 from thunder.deid import Deidentifier
 from thunder.recognizers import ScoredSpan
-from thunder.serve import create_app, running
+from thunder.serve import create_app, running, span_labels
 
 CHROMIUM = Path("/usr/bin/chromium")
+DEMO = Path(__file__).resolve().parents[1] / "configs" / "demo.yaml"
 TEXT = "피고인 홍길동은 𠀀 010-1234-5678로 전화하였고, 주민등록번호 900101-1234568을 알려 주었다.\n홍길동이 자백하였다."
 NAME_AT = TEXT.index("홍길동")  # code points (Python), what the page must send
+JUDGMENT = ("피고인 홍길동은 2021. 3. 4. 서울 송파구 올림픽로 300에서 피해자 김영희(010-2345-6789)를 만났다. "
+            "홍길동은 순천시로 이사하였다.\n판결 이유는 다음과 같다. 판결을 선고한다.")  # fmt: skip
+TOKEN = "a-token-for-the-review-page-0123"
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} not found (apt-get install chromium)")
+
+SELECT = """([start, end]) => {  // select code points [start, end) of the document inside #original
+    const root = document.querySelector('#original');
+    const base = Number(root.dataset.start);
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    const range = document.createRange();
+    let seen = 0, node, started = false;
+    while ((node = walker.nextNode())) {
+        const points = Array.from(node.data), last = seen + points.length;
+        const at = (k) => points.slice(0, k - base - seen).join('').length;
+        if (!started && start - base < last) { range.setStart(node, at(start)); started = true; }
+        if (end - base <= last) { range.setEnd(node, at(end)); break; }
+        seen = last;
+    }
+    getSelection().removeAllRanges(); getSelection().addRange(range);
+}"""
 
 
 @pytest.fixture(scope="module")
@@ -34,19 +58,48 @@ def browser():
         browser.close()
 
 
+@pytest.fixture(scope="session")
+def category_model(tmp_path_factory) -> Deidentifier:
+    """configs/demo.yaml (granularity: category) trained for 20 steps: a real model emitting category labels."""
+    from thunder.cli import main
+
+    root = tmp_path_factory.mktemp("demo")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(root)  # the config writes under runs/demo
+        main(["fit", "--config", str(DEMO), "--trainer.max_steps", "20", "--trainer.limit_val_batches", "1",
+              "--trainer.enable_progress_bar", "false"])  # fmt: skip
+    deidentifier = Deidentifier.from_pretrained(root / "runs" / "demo" / "checkpoints" / "last.ckpt")
+    assert deidentifier.label_set.granularity == "category"
+    return deidentifier
+
+
 @pytest.fixture(scope="module")
-def service():
-    with running(create_app(Deidentifier())) as (url, _):
-        yield url
+def recognizers():
+    deidentifier = Deidentifier()
+    with running(create_app(deidentifier)) as (url, _):
+        yield url, deidentifier
+
+
+@pytest.fixture(scope="module")
+def trained(category_model):
+    with running(create_app(category_model)) as (url, _):
+        yield url, category_model
+
+
+def open_page(browser, url: str, errors: list[str], permissions: list[str] = ()):
+    context = browser.new_context(accept_downloads=True, viewport={"width": 1400, "height": 900})
+    if permissions:
+        context.grant_permissions(list(permissions), origin=url)
+    page = context.new_page()
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(url + "/")
+    return context, page
 
 
 @pytest.fixture
-def page(browser, service):
-    context = browser.new_context(accept_downloads=True, viewport={"width": 1400, "height": 900})
-    page = context.new_page()
+def page(browser, recognizers):
     errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto(service + "/")
+    context, page = open_page(browser, recognizers[0], errors)
     page.wait_for_selector("#status:has-text('ready')")
     yield page
     context.close()
@@ -63,14 +116,23 @@ def colour_share(png: bytes, rgb: tuple[int, int, int]) -> float:
     return near / len(pixels)
 
 
+def spans_of(page, doc: int = 0) -> list[dict]:
+    return page.evaluate(f"() => state.docs[{doc}].spans.map((s) => ({{...s}}))")
+
+
+def select_text(page, start: int, end: int) -> None:
+    page.evaluate(SELECT, [start, end])
+
+
 def test_highlights_render_and_review_round_trip(page, tmp_path: Path) -> None:
+    assert page.get_attribute("#input", "spellcheck") == "false"
     page.fill("#input", TEXT)
     page.click("#run")
     page.wait_for_selector("#original mark.span")
     marks = page.locator("#original mark.span")
     assert marks.count() == 2
     assert marks.nth(0).inner_text() == "010-1234-5678"  # offsets in code points: the astral 𠀀 before it counts 1
-    assert marks.nth(0).get_attribute("data-badge") == "A 0.90"
+    assert marks.nth(0).get_attribute("data-badge") == "A 전화번호"  # the label is on the highlight
     assert marks.nth(1).inner_text() == "900101-1234568"
     assert page.inner_text("#output") == Deidentifier()(TEXT).text
 
@@ -88,15 +150,8 @@ def test_highlights_render_and_review_round_trip(page, tmp_path: Path) -> None:
     assert "rejected" not in marks.nth(1).get_attribute("class")
     marks.nth(0).click()
     assert "rejected" in marks.nth(0).get_attribute("class")
-    page.evaluate(
-        """([start, length]) => {
-            const node = [...document.querySelector('#original').childNodes][0];  // text before the first mark
-            const range = document.createRange();
-            range.setStart(node, start); range.setEnd(node, start + length);
-            getSelection().removeAllRanges(); getSelection().addRange(range);
-        }""",
-        [NAME_AT, 3],
-    )
+    assert page.is_visible("#stale")  # the de-identified text no longer reflects the review
+    select_text(page, NAME_AT, NAME_AT + 3)
     page.select_option("#label", "내국인이름")
     page.click("#add")
     assert page.locator("#original mark.added").inner_text() == "홍길동"
@@ -106,10 +161,10 @@ def test_highlights_render_and_review_round_trip(page, tmp_path: Path) -> None:
         ScoredSpan(NAME_AT, NAME_AT + 3, "내국인이름", 1.0, "reviewer"),
         ScoredSpan(TEXT.index("900101"), TEXT.index("900101") + 14, "주민등록번호", 0.95, "resident_registration_number"),
     ])  # fmt: skip
-    assert page.inner_text("#output") == expected.text
+    assert page.inner_text("#output") == expected.text and not page.is_visible("#stale")
     assert expected.text.startswith("피고인 A는 𠀀 010-1234-5678로") and "\nA가 자백" in expected.text
     assert page.locator("#original mark.rejected").inner_text() == "010-1234-5678"  # still shown, still rejected
-    assert page.locator("#original mark.rejected").get_attribute("data-badge") == "✗ 0.90"
+    assert page.locator("#original mark.rejected").get_attribute("data-badge") == "✗ 전화번호"
     if os.environ.get("THUNDER_REVIEW_SCREENSHOT"):  # docs/serving.md's picture: THUNDER_REVIEW_SCREENSHOT=docs/review-page.png
         page.locator("body").screenshot(path=os.environ["THUNDER_REVIEW_SCREENSHOT"])
 
@@ -132,6 +187,176 @@ def test_highlights_render_and_review_round_trip(page, tmp_path: Path) -> None:
     assert [document.text[s.start : s.end] for s in document.spans] == ["홍길동", "900101-1234568", "홍길동"]
 
 
+@pytest.mark.parametrize("server", ["recognizers", "trained"])
+def test_the_review_loop(server: str, browser, request, tmp_path: Path) -> None:
+    """Reject, add (with the model's own label and a fine one), relabel, re-apply, download: against the recognizers
+    and a category-level model; whatever is downloaded is what the service makes of exactly the reviewed spans."""
+    url, deidentifier = request.getfixturevalue(server)
+    errors: list[str] = []
+    context, page = open_page(browser, url, errors)
+    page.wait_for_selector("#status:has-text('ready')")
+    page.fill("#input", JUDGMENT)
+    page.click("#run")
+    page.wait_for_selector("#original mark.span")
+    spans = spans_of(page)
+    if server == "trained":  # the model's spans carry category labels, as the model emits them
+        categories = set(deidentifier.taxonomy.categories)
+        assert any(s["source"] == "model" and s["label"] in categories for s in spans)
+
+    # reject the first span, add two places the pipeline left, relabel one of them
+    page.locator("#original mark.span").first.click()
+    rejected = spans_of(page)[0]
+    assert rejected["state"] == "rejected"
+    free = [w for w in ("송파구", "순천시", "서울", "이유는") if not any(
+        s["start"] < JUDGMENT.index(w) + len(w) and JUDGMENT.index(w) < s["end"] for s in spans)]  # fmt: skip
+    assert len(free) >= 2, spans
+    model_types = page.eval_on_selector_all("#label optgroup:first-child option", "os => os.map((o) => o.value)")
+    first_label = model_types[0] if server == "trained" else "내국인이름"
+    for word, label in zip(free[:2], [first_label, "내국인이름"]):
+        select_text(page, JUDGMENT.index(word), JUDGMENT.index(word) + len(word))
+        page.select_option("#label", label)
+        page.keyboard.press("e")  # the key adds the selection
+    added = [s for s in spans_of(page) if s["state"] == "added"]
+    assert [JUDGMENT[s["start"] : s["end"]] for s in added] == sorted(free[:2], key=JUDGMENT.index)
+    page.locator("#original mark.added").first.click()  # reject, then accept again with the key
+    page.keyboard.press("a")
+    page.select_option("#relabel", "도로")
+    assert spans_of(page)[[s["state"] for s in spans_of(page)].index("added")]["label"] == "도로"
+    with page.expect_request("**/v1/apply") as sent:
+        page.click("#reapply")
+    page.wait_for_selector("#status:has-text('re-applied')")
+    body = json.loads(sent.value.post_data)
+    known = span_labels(deidentifier)
+    expected = deidentifier.apply(JUDGMENT, [
+        ScoredSpan(s["start"], s["end"], s["label"], s["score"], s["source"], *known[s["label"]]) for s in body["spans"]
+    ])  # fmt: skip
+    assert page.inner_text("#output") == expected.text
+    for word in free[:2]:
+        assert word not in expected.text
+    assert (rejected["start"], rejected["end"]) not in {(s.start, s.end) for s in expected.spans}
+
+    with page.expect_download() as download:
+        page.click("#download-text")
+    assert Path(download.value.path()).read_text(encoding="utf-8") == expected.text
+    with page.expect_download() as download:
+        page.click("#download-spans")
+    (record,) = [json.loads(line) for line in Path(download.value.path()).read_text(encoding="utf-8").splitlines()]
+    assert record["spans"] == [[s.start, s.end, s.label] for s in expected.spans]
+
+    # a change, then a re-apply that fails: the download refuses with a message and saves nothing
+    downloads: list = []
+    page.on("download", lambda d: downloads.append(d))
+    page.locator("#original mark.added").first.click()  # reject an added place again
+    kept_word = sorted(free[:2], key=JUDGMENT.index)[0]
+    page.route("**/v1/apply", lambda route: route.fulfill(status=500, body='{"error": "model thread died"}'))
+    page.click("#download-text")
+    page.wait_for_selector("#status.error")
+    assert "re-applying the review failed (model thread died); nothing was saved" in page.inner_text("#status")
+    page.click("#copy")
+    page.wait_for_selector("#status.error:has-text('nothing was saved')")
+    time.sleep(0.5)
+    assert downloads == []
+    page.unroute("**/v1/apply")
+    with page.expect_download() as download:
+        page.click("#download-text")  # re-applied first, then saved
+    saved = Path(download.value.path()).read_text(encoding="utf-8")
+    assert saved == page.inner_text("#output") and kept_word in saved
+    context.close()
+    assert not errors, errors
+
+
+def test_every_occurrence_undo_boundaries_keys_and_the_entity_table(page) -> None:
+    text = "원고 010-1111-2222, 피고 010-3333-4444. 원고 010-1111-2222 다시.\n판결 이유"
+    page.fill("#input", text)
+    page.click("#run")
+    page.wait_for_selector("#original mark.span >> nth=2")
+    page.keyboard.press("n")
+    assert page.inner_text("#current").startswith("010-1111-2222")
+    assert page.inner_text("#accept-all") == "Accept all 2"
+    page.keyboard.press("R")  # every occurrence of the entity
+    assert [s["state"] for s in spans_of(page)] == ["rejected", "accepted", "rejected"]
+    page.keyboard.press("u")
+    assert [s["state"] for s in spans_of(page)] == ["accepted"] * 3
+    page.keyboard.press("r")
+    assert [s["state"] for s in spans_of(page)] == ["rejected", "accepted", "accepted"]
+    page.keyboard.press("Control+z")
+    page.keyboard.press("n")
+    page.keyboard.press("{")  # the end one character to the left
+    span = spans_of(page)[1]
+    assert (text[span["start"] : span["end"]], span["source"], span["state"]) == ("010-3333-444", "reviewer", "added")
+    page.keyboard.press("]")  # the start one to the right
+    page.click("#end-right")
+    span = spans_of(page)[1]
+    assert text[span["start"] : span["end"]] == "10-3333-4444"
+    page.keyboard.press("p")
+    assert page.inner_text("#current").startswith("010-1111-2222")
+
+    page.click("#entities-panel summary")
+    page.wait_for_selector("#entities tbody tr >> nth=1")
+    rows = page.locator("#entities tbody tr")
+    assert rows.count() == 2 and rows.nth(0).locator("td").all_inner_texts()[:5] == ["010-1111-2222", "전화번호",
+                                                                                      "2", "2", "0"]  # fmt: skip
+    rows.nth(0).locator("button", has_text="reject all").click()
+    page.wait_for_selector("#entities tbody tr td:has-text('0') >> nth=0")
+    assert [s["state"] for s in spans_of(page)] == ["rejected", "added", "rejected"]
+    assert page.locator("#entities tbody tr").nth(0).locator("td").all_inner_texts()[3:5] == ["0", "2"]
+
+    select_text(page, text.index("판결"), text.index("판결") + 2)
+    page.keyboard.press("e")
+    page.click("#reapply")
+    page.wait_for_selector("#status:has-text('re-applied')")
+    output = page.inner_text("#output")
+    assert output.count("010-1111-2222") == 2 and "판결" not in output and "010-3333-4444" not in output
+
+
+def test_the_review_survives_a_reload_and_can_be_forgotten(page) -> None:
+    page.fill("#input", TEXT)
+    page.click("#run")
+    page.wait_for_selector("#original mark.span")
+    page.locator("#original mark.span").first.click()
+    select_text(page, NAME_AT, NAME_AT + 3)
+    page.keyboard.press("e")
+    before = spans_of(page)
+    time.sleep(0.6)  # the store is written 300 ms after the last change
+    page.reload()
+    page.wait_for_selector("#status:has-text('review restored from this tab: 1 document(s)')")
+    assert spans_of(page) == before
+    assert page.locator("#original mark.rejected").inner_text() == "010-1234-5678"
+    assert page.is_visible("#stale")
+    assert page.evaluate("() => Object.keys(sessionStorage)") == ["thunder-review"]  # this tab only, not the server
+    page.click("#forget")
+    page.reload()
+    page.wait_for_selector("#status:has-text('ready')")
+    assert page.is_hidden("#review") and page.evaluate("() => sessionStorage.length") == 0
+
+
+def test_euc_kr_files_are_read(page, tmp_path: Path) -> None:
+    text = "똠방각하 홍길동의 연락처는 010-2345-6789이다."  # 똠: only in CP949's extension of EUC-KR
+    (tmp_path / "판결.txt").write_bytes(text.encode("cp949"))
+    page.set_input_files("#files", [str(tmp_path / "판결.txt")])
+    page.click("#run")
+    page.wait_for_selector("#original mark.span")
+    assert page.evaluate("() => state.docs[0].text") == text
+    assert "read as EUC-KR/CP949: 판결.txt" in page.inner_text("#status")
+    assert page.inner_text("#output") == Deidentifier()(text).text
+
+
+def test_copy_puts_the_reviewed_text_on_the_clipboard(browser, recognizers) -> None:
+    errors: list[str] = []
+    context, page = open_page(browser, recognizers[0], errors, ["clipboard-read", "clipboard-write"])
+    page.wait_for_selector("#status:has-text('ready')")
+    page.fill("#input", TEXT)
+    page.click("#run")
+    page.wait_for_selector("#original mark.span")
+    page.locator("#original mark.span").first.click()  # a change not yet re-applied: copy re-applies first
+    page.click("#copy")
+    page.wait_for_selector("#status:has-text('copied')")
+    copied = page.evaluate("() => navigator.clipboard.readText()")
+    assert copied == page.inner_text("#output") and "010-1234-5678" in copied and "900101-1234568" not in copied
+    context.close()
+    assert not errors, errors
+
+
 def test_a_batch_of_files(page, tmp_path: Path) -> None:
     files = []
     for i in range(3):
@@ -141,7 +366,7 @@ def test_a_batch_of_files(page, tmp_path: Path) -> None:
     page.set_input_files("#files", [str(tmp_path / "bad.txt")])
     page.click("#run")
     page.wait_for_selector("#status.error")
-    assert page.inner_text("#status") == "bad.txt: not valid UTF-8"
+    assert page.inner_text("#status") == "bad.txt: neither UTF-8 nor EUC-KR/CP949 text"
     page.set_input_files("#files", [str(f) for f in files])
     page.click("#run")
     page.wait_for_selector("#docs button >> nth=2")
@@ -154,3 +379,119 @@ def test_a_batch_of_files(page, tmp_path: Path) -> None:
     lines = [json.loads(line) for line in Path(download.value.path()).read_text(encoding="utf-8").splitlines()]
     assert [line["id"] for line in lines] == [f.name for f in files]
     assert lines[0]["text"] == "0번 문서: 연락처 A, 끝."
+
+
+# ----------------------------------------------------------------------------------------------- long documents
+
+
+class EveryName(Deidentifier):
+    """Marks every three-syllable name of ``long_judgment`` (about 10,000 highlights in 100,000 characters)."""
+
+    def deidentify_batch(self, texts):
+        import re
+
+        return [self.apply(text, [ScoredSpan(m.start(), m.end(), "내국인이름", 0.9, "model")
+                                  for m in re.finditer(r"(?<=증인 )[가-힣]{3}", text)]) for text in texts]  # fmt: skip
+
+
+def long_judgment(names: int = 10_000) -> str:
+    """About 100,000 characters naming ``names`` distinct witnesses."""
+    given = "가나다라마바사아자차카타파하거너더러머버서어저처커터퍼허고노도로모보소오조초"
+    people = [s + a + b for s in "김이박최정강조윤장임" for a in given for b in given][:names]
+    lines = [", ".join(f"증인 {p}" for p in people[i : i + 8]) + "이 법정에 출석하여 증언하였다.\n" for i in range(0, names, 8)]
+    return "".join(lines)
+
+
+@pytest.fixture(scope="module")
+def long_service():
+    with running(create_app(EveryName())) as (url, _):
+        yield url
+
+
+def test_a_long_judgment_is_paged_and_clicks_touch_one_mark(browser, long_service) -> None:
+    text = long_judgment()
+    assert len(text) > 95_000
+    errors: list[str] = []
+    context, page = open_page(browser, long_service, errors)
+    page.wait_for_selector("#status:has-text('ready')")
+    page.fill("#input", text)
+    page.click("#run")
+    page.wait_for_selector("#original mark.span", timeout=120_000)
+    assert page.evaluate("() => state.docs[0].spans.length") == 10_000
+    marks = page.locator("#original mark.span")
+    assert 300 < marks.count() < 1_000  # one page on screen, not 10,000 marks
+    pages = int(page.inner_text("#page-info").split(" of ")[1])
+    assert pages >= 10
+    page.click("#page-next")
+    page.click("#page-next")
+    assert page.inner_text("#page-info").strip().startswith("page 3 of")
+    page.evaluate("() => { document.querySelector('#original mark.span').keep = true; }")
+    target = marks.nth(5)
+    index = int(target.get_attribute("data-index"))
+    target.click()
+    assert page.evaluate(f"() => state.docs[0].spans[{index}].state") == "rejected"
+    assert page.evaluate("() => document.querySelector('#original mark.span').keep") is True  # not re-rendered
+    last = marks.nth(marks.count() - 1)
+    last_index = int(last.get_attribute("data-index"))
+    last.click()  # the last span of the page, then the next one: on the next page
+    page.keyboard.press("n")
+    assert page.inner_text("#page-info").strip().startswith("page 4 of")
+    assert page.evaluate("() => state.docs[0].cursor") == last_index + 1
+    assert page.evaluate("() => document.activeElement.dataset.index") == str(last_index + 1)
+    context.close()
+    assert not errors, errors
+
+
+class Slow(Deidentifier):
+    def deidentify_batch(self, texts):
+        time.sleep(3)
+        return super().deidentify_batch(texts)
+
+
+def test_progress_and_cancel(browser) -> None:
+    with running(create_app(Slow())) as (url, _):
+        errors: list[str] = []
+        context, page = open_page(browser, url, errors)
+        page.wait_for_selector("#status:has-text('ready')")
+        page.fill("#input", TEXT)
+        page.click("#run")
+        page.wait_for_selector("#progress:visible")
+        assert page.is_visible("#cancel") and "de-identifying 1 document(s)" in page.inner_text("#status")
+        page.click("#cancel")
+        page.wait_for_selector("#status.error:has-text('cancelled')")
+        assert page.is_hidden("#progress") and page.is_hidden("#review")
+        context.close()
+    assert not errors, errors
+
+
+# ----------------------------------------------------------------------------------------------- the service
+
+
+def test_the_page_asks_for_the_token_of_a_guarded_server(browser) -> None:
+    with running(create_app(Deidentifier(), token=TOKEN)) as (url, _):
+        errors: list[str] = []
+        context, page = open_page(browser, url, errors)
+        page.wait_for_selector("#status.error:has-text('enter the access token above')")
+        page.fill("#token", TOKEN)
+        page.click("#token-use")
+        page.wait_for_selector("#status:has-text('ready')")
+        assert page.is_hidden("#token-panel")
+        page.fill("#input", TEXT)
+        page.click("#run")
+        page.wait_for_selector("#original mark.span")
+        context.close()
+    assert not errors, errors
+
+
+def test_the_api_docs_render_without_the_network(browser, recognizers) -> None:
+    url = recognizers[0]
+    errors: list[str] = []
+    context, page = open_page(browser, url, errors)
+    requested: list[str] = []
+    page.on("request", lambda r: requested.append(r.url))
+    page.goto(url + "/docs")
+    page.wait_for_selector(".opblock >> nth=4")
+    assert page.locator(".opblock").count() >= 5
+    assert requested and all(address.startswith(url) or address.startswith("data:") for address in requested), requested
+    context.close()
+    assert not errors, errors

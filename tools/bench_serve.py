@@ -49,8 +49,7 @@ def serve_child(args: argparse.Namespace) -> None:
         deidentifier = Deidentifier.from_pretrained(args.model, batch_size=args.window_batch)
     else:
         deidentifier = Deidentifier(*random_model(args.preset, demo_documents(), 512), batch_size=args.window_batch)
-    app = create_app(deidentifier, max_batch_size=args.max_batch_size, max_wait=args.max_wait_ms / 1000,
-                     model_name=args.model or f"random {args.preset}")  # fmt: skip
+    app = create_app(deidentifier, max_batch_size=args.max_batch_size, max_wait=args.max_wait_ms / 1000)
     serve(app, "127.0.0.1", args.port, graceful_timeout=10)
 
 

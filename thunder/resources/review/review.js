@@ -54,13 +54,15 @@ function newDoc(id, text) {
   return { id, text, chars: Array.from(text), spans: [], output: "", dirty: false, page: 0, cursor: -1, undo: [] };
 }
 
+function spanOf({ start, end, label, category, tier1, placeholder, score, source }, spanState, checked = false) {
+  return { start, end, label, category, tier1, placeholder, score, source, state: spanState, checked };
+}
+
 function adopt(d, result) {
   // Spans from the server; rejected spans that no new span overlaps stay, still rejected.
-  const spans = result.spans.map((s) => ({
-    ...s, checked: false,
-    state: SUGGESTED_SOURCES.has(s.source) ? "suggested" : s.source === "reviewer" ? "added" : "accepted",
-  }));
-  for (const s of result.suggestions || []) spans.push({ ...s, checked: false, state: "suggested" });
+  const spans = result.spans.map((s) => spanOf(s, SUGGESTED_SOURCES.has(s.source) ? "suggested"
+                                                 : s.source === "reviewer" ? "added" : "accepted"));
+  for (const s of result.suggestions || []) spans.push(spanOf(s, "suggested"));
   const overlaps = (r) => spans.some((s) => applied(s) && s.start < r.end && r.start < s.end);
   const rejected = d.spans.filter((r) => r.state === "rejected");
   const kept = rejected.filter((r) => !overlaps(r));
@@ -469,8 +471,8 @@ function addSelected() {
   const info = state.known.get(label) || {};
   remember();
   d.spans = d.spans.filter((s) => !(s.start < end && start < s.end));
-  const span = { start, end, label, category: info.category ?? null, tier1: info.tier1 ?? null, placeholder: "",
-                 score: 1.0, source: "reviewer", state: "added", checked: true };
+  const span = spanOf({ start, end, label, category: info.category ?? null, tier1: info.tier1 ?? null,
+                        placeholder: "", score: 1.0, source: "reviewer" }, "added", true);
   d.spans.push(span);
   d.spans.sort((a, b) => a.start - b.start);
   d.cursor = d.spans.indexOf(span);
@@ -619,8 +621,8 @@ function restore() {
   if (!stored || stored.version !== 1 || !stored.docs.length) return false;
   state.docs = stored.docs.map((d) => Object.assign(newDoc(d.id, d.text), {
     output: d.output, dirty: d.dirty, page: d.page, cursor: d.cursor,
-    spans: d.spans.map(([start, end, label, category, tier1, placeholder, score, source, spanState, checked]) => ({
-      start, end, label, category, tier1, placeholder, score, source, state: spanState, checked: !!checked })),
+    spans: d.spans.map(([start, end, label, category, tier1, placeholder, score, source, spanState, checked]) =>
+      spanOf({ start, end, label, category, tier1, placeholder, score, source }, spanState, !!checked)),
   }));
   showDocList();
   select(Math.min(stored.current, state.docs.length - 1));
