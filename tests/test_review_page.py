@@ -203,9 +203,10 @@ def test_the_review_loop(server: str, browser, request, tmp_path: Path) -> None:
         categories = set(deidentifier.taxonomy.categories)
         assert any(s["source"] == "model" and s["label"] in categories for s in spans)
 
-    # reject the first span, add two places the pipeline left, relabel one of them
-    page.locator("#original mark.span").first.click()
-    rejected = spans_of(page)[0]
+    # reject a span whose text is not detected elsewhere, add two places the pipeline left, relabel one of them
+    once = next(i for i, s in enumerate(spans) if JUDGMENT.count(JUDGMENT[s["start"] : s["end"]]) == 1)
+    page.locator(f'#original mark[data-index="{once}"]').click()
+    rejected = spans_of(page)[once]
     assert rejected["state"] == "rejected"
     free = [w for w in ("송파구", "순천시", "서울", "이유는") if not any(
         s["start"] < JUDGMENT.index(w) + len(w) and JUDGMENT.index(w) < s["end"] for s in spans)]  # fmt: skip
@@ -307,6 +308,10 @@ def test_every_occurrence_undo_boundaries_keys_and_the_entity_table(page) -> Non
     page.wait_for_selector("#status:has-text('re-applied')")
     output = page.inner_text("#output")
     assert output.count("010-1111-2222") == 2 and "판결" not in output and "010-3333-4444" not in output
+    page.locator("#original mark.span").first.click()  # keep one occurrence only: the other cannot stay
+    page.click("#reapply")
+    page.wait_for_selector("#status:has-text('1 rejected span(s) replaced anyway')")
+    assert "010-1111-2222" not in page.inner_text("#output")
 
 
 def test_the_review_survives_a_reload_and_can_be_forgotten(page) -> None:

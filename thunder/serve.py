@@ -659,6 +659,12 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def check_host(host: str, token_required: bool) -> None:
+    """Refuse to listen beyond loopback without a token (``ValueError``, one line)."""
+    if not token_required and not is_loopback(host):
+        raise ValueError(f"--host {host} reaches beyond this machine: give --token-file (a token clients must send)")
+
+
 def read_token(path: str | Path) -> str:
     """The bearer token in ``path`` (one line, at least 16 characters)."""
     token = Path(path).read_text(encoding="utf-8").strip()
@@ -686,8 +692,7 @@ def serve(app: Service, host: str = "127.0.0.1", port: int = 8000, graceful_time
           ssl_certfile: str | None = None, ssl_keyfile: str | None = None) -> None:  # fmt: skip
     """Run until SIGINT/SIGTERM; in-flight requests finish first, or are answered 503 when ``graceful_timeout``
     seconds are nearly over. Binding beyond loopback needs a token (``create_app(token=...)``)."""
-    if not is_loopback(host) and not app.token_required:
-        raise ValueError(f"--host {host} reaches beyond this machine: give --token-file (a token clients must send)")
+    check_host(host, app.token_required)
     _server(app, host, port, graceful_timeout, ssl_certfile, ssl_keyfile).run()
 
 

@@ -46,20 +46,19 @@ def serve_command(
             answered 503 two seconds before it ends).
     """
     from thunder.mapping import MappingKey
-    from thunder.serve import create_app, is_loopback, read_token, serve
+    from thunder.serve import check_host, create_app, read_token, serve
 
     if not 1 <= port <= 65535:
         raise ValueError(f"--port must lie between 1 and 65535, got {port}")
     if not request_timeout > 0:
         raise ValueError(f"--request_timeout must be positive, got {request_timeout}")
-    if token_file is None and not is_loopback(host):
-        raise ValueError(f"--host {host} reaches beyond this machine: give --token-file (a token clients must send)")
+    check_host(host, token_required=token_file is not None)  # before the model loads
     if (ssl_certfile is None) != (ssl_keyfile is None):
         raise ValueError("--ssl_certfile and --ssl_keyfile go together")
     if ssl_certfile is not None:
         try:  # refused here with one line rather than by uvicorn with a traceback
             ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(ssl_certfile, ssl_keyfile)
-        except (OSError, ssl.SSLError) as error:
+        except OSError as error:  # ssl.SSLError included
             raise ValueError(f"--ssl_certfile {ssl_certfile} / --ssl_keyfile {ssl_keyfile}: {error}") from None
     token = read_token(token_file) if token_file is not None else None
     key = MappingKey.load_or_create(key_file) if key_file else None
