@@ -424,9 +424,9 @@ def test_a_long_judgment_is_paged_and_clicks_touch_one_mark(browser, long_servic
     page.wait_for_selector("#original mark.span", timeout=120_000)
     assert page.evaluate("() => state.docs[0].spans.length") == 10_000
     marks = page.locator("#original mark.span")
-    assert 300 < marks.count() < 1_000  # one page on screen, not 10,000 marks
+    assert 100 < marks.count() < 1_000  # one page on screen, not 10,000 marks
     pages = int(page.inner_text("#page-info").split(" of ")[1])
-    assert pages >= 10
+    assert pages >= 20
     page.click("#page-next")
     page.click("#page-next")
     assert page.inner_text("#page-info").strip().startswith("page 3 of")

@@ -5,7 +5,7 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const PAGE_CHARS = 6000;  // characters per page of the original: a long judgment never puts 10k marks in the DOM
+const PAGE_CHARS = 3000;  // characters per page of the original: a long judgment never puts 10k marks in the DOM
 const SUGGESTED_SOURCES = new Set(["possible_miss"]);  // spans the server proposes but does not replace
 const STORE = "thunder-review";
 const UNDO_DEPTH = 100;
@@ -286,9 +286,10 @@ function renderInspector() {
   $("reject-all").textContent = `Reject all ${occurrences}`;
 }
 
-function renderOutput() {
+let shownOutput = null;
+function renderOutput() {  // a judgment's text is set again only when it changed: a 100k-character relayout is slow
   const d = doc();
-  $("output").textContent = d.output;
+  if (shownOutput !== d.output) $("output").textContent = shownOutput = d.output;
   $("output").classList.toggle("stale", d.dirty);
   $("stale").hidden = !d.dirty;
 }
