@@ -9,7 +9,7 @@ const PAGE_CHARS = 3000;  // characters per page of the original: a long judgmen
 const SUGGESTED_SOURCES = new Set(["possible_miss"]);  // spans the server proposes but does not replace
 const STORE = "thunder-review";
 const UNDO_DEPTH = 100;
-const state = { docs: [], current: -1, labels: [], known: new Map(), token: "", run: null, rate: null };
+const state = { docs: [], current: -1, known: new Map(), token: "", run: null, rate: null };
 
 // ------------------------------------------------------------------------------------------------ helpers
 
@@ -409,7 +409,7 @@ function toggle(index) {
   const d = doc();
   d.cursor = index;
   markCursor();
-  setSpans([index], d.spans[index].state === "rejected" ? "accepted" : "rejected");
+  setSpans([index], applied(d.spans[index]) ? "rejected" : "accepted");  // a suggestion is accepted by a click
 }
 
 function relabel(label) {
@@ -689,7 +689,6 @@ function guarded(action) {
 }
 
 function fillLabels(data) {
-  state.labels = data.labels;
   state.known = new Map([...data.labels, ...data.entity_types].map((l) => [l.name, l]));
   for (const id of ["label", "relabel"]) {
     const select = $(id);
