@@ -478,12 +478,12 @@ def test_tls(tmp_path: Path, logs) -> None:
 
 
 def test_requests_past_the_time_limit_get_504(logs) -> None:
-    deidentifier = Recording(delay=2.0)
+    deidentifier = Recording(delay=5.0)
     with running(create_app(deidentifier, request_timeout=0.5)) as (url, _):
         started = time.monotonic()
         status, data = post(url, "/v1/deid", {"text": SECRET_TEXT})
         assert (status, data) == (504, {"error": "no answer within the time limit of 0.5 s (--request_timeout)"})
-        assert time.monotonic() - started < 1.9  # answered at the limit, not when the model is done
+        assert time.monotonic() - started < 4.5  # answered at the limit, not when the model is done
 
 
 def test_a_client_that_hangs_up_stops_the_model_between_batches(tiny_tokenizer, logs) -> None:

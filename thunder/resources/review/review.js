@@ -631,6 +631,7 @@ function restore() {
 }
 
 function forget() {
+  clearTimeout(saveTimer);
   sessionStorage.removeItem(STORE);
   state.docs = [];
   state.current = -1;
