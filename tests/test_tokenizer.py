@@ -175,7 +175,10 @@ def test_encode_batch_equals_encode(tokenizer: ThunderTokenizer) -> None:
 @given(st.lists(texts, max_size=6))
 def test_batch_alignment_equals_one_document_at_a_time(tokenizer: ThunderTokenizer, batch: list[str]) -> None:
     # documents are aligned together, end to end: no piece, joined space or offset may leak across documents
-    assert tokenizer.encode_batch(batch) == [tokenizer.encode(text) for text in batch]
+    encodings = tokenizer.encode_batch(batch)
+    assert encodings == [tokenizer.encode(text) for text in batch]
+    # each encoding carries its text's Mecab pieces, so de-identification never runs Mecab twice
+    assert [encoding.morphemes for encoding in encodings] == [morpheme_pieces(text) for text in batch]
 
 
 def test_one_unexpected_document_does_not_change_the_others(

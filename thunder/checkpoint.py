@@ -93,7 +93,7 @@ def read_hf_weights(directory: Path) -> dict[str, Tensor]:
     if index.is_file():
         state: dict[str, Tensor] = {}
         for shard in sorted(set(json.loads(index.read_text())["weight_map"].values())):
-            state.update(load_file(directory / _plain_name(shard, index)))
+            state.update(load_file(directory / plain_file_name(shard, index)))
         return state
     if (directory / "pytorch_model.bin").is_file():
         return torch.load(directory / "pytorch_model.bin", map_location="cpu", weights_only=True)
@@ -163,7 +163,7 @@ def tokenizer_files(tokenizer: Any) -> dict[str, bytes]:
         return {p.name: p.read_bytes() for p in Path(tmp).iterdir() if p.is_file()}
 
 
-def _plain_name(name: Any, source: str | Path) -> str:
+def plain_file_name(name: Any, source: str | Path) -> str:
     """``name`` when it is a plain file name (no directory part, no leading dot); else :class:`ArtefactError`."""
     if not isinstance(name, str) or not _PLAIN_NAME.fullmatch(name):
         raise ArtefactError(f"{source}: refusing the stored file name {name!r} (not a plain file name)")
@@ -172,7 +172,7 @@ def _plain_name(name: Any, source: str | Path) -> str:
 
 def write_files(files: Mapping[str, bytes], directory: str | Path, source: str | Path = "checkpoint") -> None:
     """Write stored tokenizer files into ``directory``; every name must be a plain file name."""
-    checked = {_plain_name(name, source): data for name, data in files.items()}
+    checked = {plain_file_name(name, source): data for name, data in files.items()}
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     for name, data in checked.items():
@@ -308,7 +308,8 @@ def write_export(
     return out
 
 
-def _read_export_info(path: Path) -> dict[str, Any]:
+def read_export_info(path: Path) -> dict[str, Any]:
+    """The description (``thunder.json``) of an export directory."""
     info_path = path / EXPORT_FILE
     if not info_path.is_file():
         raise FileNotFoundError(f"{info_path} not found: {path} is not a Thunder export (thunder export ...)")
@@ -338,7 +339,7 @@ def load_exported(
             model, tokenizer, label_set, _ = load_release(path, taxonomy=_taxonomy(taxonomy))
             return model, tokenizer, label_set
     if path.is_dir() and not is_sharded_checkpoint(path):
-        info = _read_export_info(path)
+        info = read_export_info(path)
         if info["task"] != "token-classification":
             raise ArtefactError(f"{path} holds a {info['task']!r} model, not a token classifier")
         if "label_set" not in info:

@@ -42,6 +42,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from thunder.inference import RUNTIMES, Runtime, TorchRuntime, load_runtime
 from thunder.operators import Entity, OperatorChoice, OperatorSpec, entity_key, placeholder_sequence
 from thunder.particles import fix_particle, leading_particle, trailing_particle
 from thunder.protected import load_protected, protect
@@ -81,6 +82,7 @@ class TokenPredictions:
     offsets: list[tuple[int, int]]
     tags: list[int] = field(default_factory=list)
     scores: list[float] = field(default_factory=list)  # 1 - P(O)
+    morphemes: list[tuple[int, int]] | None = None  # the text's morpheme_pieces when the tokenizer gave them
 
 
 GROW_THRESHOLD = 0.1  # default low threshold of span growing (README, "Unseen mentions on the shared corpus")
@@ -214,7 +216,9 @@ class Deidentifier:
     path, ``{class_path, init_args}`` or :class:`~thunder.operators.Operator`, and ``operators`` maps a label,
     category or tier 1 to another one (:class:`~thunder.operators.OperatorChoice`). ``batch_size`` counts windows
     per forward pass. A token is an identifier when the model gives it ``1 - P(O) > threshold``
-    (:func:`thunder.models.entity_tags`). Options out of range raise ``ValueError`` before anything runs.
+    (:func:`thunder.models.entity_tags`). ``runtime`` turns padded window batches into probabilities
+    (:mod:`thunder.inference`; default: the model in PyTorch). Options out of range raise ``ValueError`` before
+    anything runs.
     """
 
     def __init__(
@@ -233,6 +237,7 @@ class Deidentifier:
         taxonomy: Taxonomy | None = None,
         protected_words: bool | Sequence[str] | None = None,
         grow_threshold: float | None = GROW_THRESHOLD,
+        runtime: Runtime | None = None,
     ) -> None:
         if model is not None and (tokenizer is None or label_set is None):
             raise ValueError("a model needs its tokenizer and label_set")
@@ -256,15 +261,19 @@ class Deidentifier:
             if device is not None:
                 model.to(device)
             model.eval()
+        self.runtime = runtime or (TorchRuntime(model) if model is not None else None)
 
     @classmethod
-    def from_pretrained(cls, path: str | Path, taxonomy: str | Path | None = None, **options: Any) -> "Deidentifier":
+    def from_pretrained(
+        cls, path: str | Path, taxonomy: str | Path | None = None, runtime: str = "auto", **options: Any
+    ) -> "Deidentifier":
         """Load an export directory or a ``.ckpt`` (see :func:`thunder.checkpoint.load_exported`); an explicit
-        ``taxonomy`` must be the one the model was trained with."""
+        ``taxonomy`` must be the one the model was trained with. ``runtime``: ``auto`` runs the export's ONNX graph
+        when it has one, else PyTorch; ``torch`` or ``onnx`` choose (:func:`thunder.inference.load_runtime`)."""
         from thunder.checkpoint import load_exported
 
         model, tokenizer, label_set = load_exported(path, taxonomy)
-        return cls(model, tokenizer, label_set, **options)
+        return cls(model, tokenizer, label_set, runtime=load_runtime(path, model, runtime), **options)
 
     def __call__(self, text: str) -> DeidResult:
         return self.deidentify_batch([text])[0]
@@ -281,35 +290,32 @@ class Deidentifier:
         return self.tokenizer.encode_windows(list(texts), self.max_length, self.stride)
 
     def forward_windows(self, windows: Sequence) -> list[tuple[list[int], list[float]]]:
-        """Tags and entity scores (1 - P(O)) of each window's own tokens, ``batch_size`` windows per pass."""
-        import torch
-        from lightning.pytorch import LightningModule
-
+        """Tags and entity scores (1 - P(O)) of each window's own tokens, ``batch_size`` windows of similar length
+        per pass (:func:`thunder.inference.length_batches`), in the order of ``windows``."""
+        from thunder.inference import length_batches
         from thunder.models import entity_tags
 
-        device = next(self.model.parameters()).device
-        takes_batch = isinstance(self.model, LightningModule)  # TokenClassifier.forward(batch)
-        outputs = []
-        with torch.inference_mode():
-            for first in range(0, len(windows), self.batch_size):
-                chunk = windows[first : first + self.batch_size]
-                batch = {k: v.to(device) for k, v in self.tokenizer.pad([w.ids for w in chunk]).items()}
-                output = self.model(batch) if takes_batch else self.model(**batch)
-                logits = getattr(output, "logits", output)
-                probs = logits.float().softmax(-1)
-                tags = entity_tags(probs, self.threshold).cpu().tolist()
-                scores = (1 - probs[..., 0]).cpu().tolist()
-                for row, window in enumerate(chunk):
-                    own = slice(1 + window.own_start - window.start, 1 + window.own_end - window.start)
-                    outputs.append((tags[row][own], scores[row][own]))
+        outputs: list[tuple[list[int], list[float]]] = [([], [])] * len(windows)
+        for rows in length_batches([len(w.ids) for w in windows], self.batch_size):
+            chunk = [windows[i] for i in rows]
+            probs = self.runtime(self.tokenizer.pad([w.ids for w in chunk]))
+            tags = entity_tags(probs, self.threshold).cpu().tolist()
+            scores = (1 - probs[..., 0]).cpu().tolist()
+            for row, (i, window) in enumerate(zip(rows, chunk)):
+                own = slice(1 + window.own_start - window.start, 1 + window.own_end - window.start)
+                outputs[i] = (tags[row][own], scores[row][own])
         return outputs
 
     def predict_tokens(self, texts: Sequence[str]) -> list[TokenPredictions]:
         """Merged per-token predictions of each document (empty when there is no model)."""
         if self.model is None:
             return [TokenPredictions([]) for _ in texts]
-        windows = self.windows(texts)
-        return merge_windows(len(texts), windows, self.forward_windows(windows))
+        encodings = self.tokenizer.encode_batch(list(texts))
+        windows = self.tokenizer.windows_of(encodings, self.max_length, self.stride)
+        predictions = merge_windows(len(texts), windows, self.forward_windows(windows))
+        for prediction, encoding in zip(predictions, encodings):
+            prediction.morphemes = encoding.morphemes  # Mecab ran once per document
+        return predictions
 
     # -- spans, entities, replacement -------------------------------------------------------------------------
 
@@ -319,7 +325,7 @@ class Deidentifier:
             return []
         from thunder.tokenizer import morpheme_pieces
 
-        pieces = morpheme_pieces(text)
+        pieces = prediction.morphemes if prediction.morphemes is not None else morpheme_pieces(text)
         piece_ends = [piece_end for _, piece_end in pieces]
         spans = []
         for first, last, entity_type in self.label_set.decode(prediction.tags):
@@ -444,6 +450,8 @@ class PipelineOptions:
         protected_words: drop the model's spans that are only a protected word: true for
             :data:`thunder.protected.PROTECTED_WORDS` (CCTV, KTX, ATM, 신원미상, ...), or a list of words; recognizer
             spans are never dropped.
+        runtime: how the model runs: auto (the export's ONNX graph when it has one, written by ``thunder export
+            --onnx``, else PyTorch), torch, or onnx (ONNX Runtime; the export must have a graph).
     """
 
     model: str | None = None
@@ -458,6 +466,7 @@ class PipelineOptions:
     device: str | None = None
     grow_threshold: float | None = GROW_THRESHOLD
     protected_words: bool | list[str] | None = None
+    runtime: str = "auto"
 
     def build(self) -> "Deidentifier":
         """The :class:`Deidentifier` these options describe."""
@@ -465,9 +474,11 @@ class PipelineOptions:
                        max_length=self.max_length, stride=self.stride, batch_size=self.batch_size,
                        device=self.device, threshold=self.threshold, grow_threshold=self.grow_threshold,
                        protected_words=self.protected_words)  # fmt: skip
+        if self.runtime not in RUNTIMES:
+            raise ValueError(f"runtime must be one of {', '.join(RUNTIMES)}, got {self.runtime!r}")
         if self.model is None:
             return Deidentifier(**options, taxonomy=Taxonomy.load(self.taxonomy) if self.taxonomy else None)
-        return Deidentifier.from_pretrained(self.model, taxonomy=self.taxonomy, **options)
+        return Deidentifier.from_pretrained(self.model, taxonomy=self.taxonomy, runtime=self.runtime, **options)
 
 
 @lru_cache(maxsize=1)

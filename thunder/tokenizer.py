@@ -237,10 +237,19 @@ class _Pieces:
     bases: np.ndarray
     edges: np.ndarray
     joined_spaces: np.ndarray
+    morphemes: bool = False  # the pieces are those of :func:`morpheme_pieces`
 
     def doc_pieces(self) -> np.ndarray:
         """Index of the first piece of every document, and the number of pieces at the end."""
         return np.searchsorted(self.edges, self.bases)
+
+    def doc_spans(self) -> list[list[tuple[int, int]]]:
+        """The pieces of every document as ``(start, end)`` inside it."""
+        edges, firsts, bases = self.edges.tolist(), self.doc_pieces().tolist(), self.bases.tolist()
+        return [
+            [(start - base, end - base) for start, end in zip(edges[first:last], edges[first + 1 : last + 1])]
+            for base, first, last in zip(bases, firsts[:-1], firsts[1:])
+        ]
 
 
 def _pieces(texts: Sequence[str]) -> _Pieces:
@@ -256,7 +265,7 @@ def _pieces(texts: Sequence[str]) -> _Pieces:
     bounds[0::2], bounds[1::2] = lefts, ends
     edges = np.sort(np.concatenate([bases, bounds, inner]), kind="stable")  # nearly sorted already
     edges = edges[np.concatenate([[True], edges[1:] != edges[:-1]])]
-    return _Pieces(joined, bases, edges, lefts[joined_space])
+    return _Pieces(joined, bases, edges, lefts[joined_space], morphemes=True)
 
 
 def morpheme_pieces(text: str) -> list[tuple[int, int]]:
@@ -275,10 +284,12 @@ def morpheme_split(text: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Encoding:
-    """Token ids and character offsets into the original text, without special tokens."""
+    """Token ids and character offsets into the original text, without special tokens; ``morphemes`` are the
+    text's :func:`morpheme_pieces` when the tokenizer cut the text into them (so they need no second Mecab call)."""
 
     ids: list[int]
     offsets: list[tuple[int, int]]
+    morphemes: list[tuple[int, int]] | None = None
 
 
 @dataclass(frozen=True)
@@ -473,7 +484,11 @@ class ThunderTokenizer:
         ids = tokens[:, 0].tolist()
         pairs = list(zip((start - base).tolist(), (end - base).tolist()))
         bounds = token_bounds.tolist()
-        return [Encoding(ids[first:last], pairs[first:last]) for first, last in zip(bounds[:-1], bounds[1:])]
+        morphemes = pieces.doc_spans() if pieces.morphemes else [None] * len(texts)
+        return [
+            Encoding(ids[first:last], pairs[first:last], doc_morphemes)
+            for first, last, doc_morphemes in zip(bounds[:-1], bounds[1:], morphemes)
+        ]
 
     def _split_texts(self, texts: Sequence[str]) -> _Pieces:
         """The pieces of all texts laid end to end (each is BPE-encoded on its own)."""
@@ -541,9 +556,13 @@ class ThunderTokenizer:
 
     def encode_windows(self, texts: Sequence[str], max_length: int = 512, stride: int = 128) -> list[Window]:
         """Windows of every document, in document order (``Window.doc`` is the index in ``texts``)."""
+        return self.windows_of(self.encode_batch(texts), max_length, stride)
+
+    def windows_of(self, encodings: Sequence[Encoding], max_length: int = 512, stride: int = 128) -> list[Window]:
+        """Windows of every encoded document, in order (``Window.doc`` is the index in ``encodings``)."""
         return [
             window
-            for doc, encoding in enumerate(self.encode_batch(texts))
+            for doc, encoding in enumerate(encodings)
             for window in self.windows(encoding, max_length, stride, doc)
         ]
 

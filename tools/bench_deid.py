@@ -1,30 +1,50 @@
-"""Throughput and peak memory of the de-identification pipeline (``thunder.deid.Deidentifier``).
+"""Throughput, peak memory and spans of the de-identification pipeline (``thunder.deid.Deidentifier``), one
+runtime beside another in the same run.
 
-Prints documents/s and characters/s for each batch size (windows per forward pass = documents per call) and the
-peak memory: the process's peak RSS on CPU (``resource.getrusage``), ``torch.cuda.max_memory_allocated`` on a GPU.
+For each model, every runtime de-identifies the same documents in turn, round after round (``--rounds``), so a
+change of load on a shared machine hits them alike; the figures are each runtime's best round, and its ratio to
+the first runtime's best round. Runtimes (``--runtimes``):
 
-    .venv/bin/python tools/bench_deid.py MODEL_DIR_OR_CKPT [--batch-sizes 1 4 8 16] [--docs 64]
-    .venv/bin/python tools/bench_deid.py --preset tiny --preset small          # no trained model needed
-    .venv/bin/python tools/bench_deid.py --preset 370m --device cuda --dtype bf16
+* ``before``: PyTorch eager fp32 as the pipeline ran before ``thunder.inference`` (Mecab run again per document to
+  widen spans);
+* ``torch``: PyTorch eager fp32 (Mecab once per document; windows batched in order of length);
+* ``bf16``: the same in bfloat16 autocast (CPUs with AVX512-BF16 or AMX);
+* ``onnx-fp32`` / ``onnx-int8``: the model exported with ``thunder export --onnx fp32|int8`` and run with ONNX
+  Runtime (``thunder deid --model EXPORT`` runs it by default).
+
+Prints documents/s, characters/s, the memory the runtime added when it was loaded and the process's peak RSS while
+it ran (reset before each runtime: ``/proc/self/clear_refs``), and how many documents got other spans than the first
+runtime's (with the largest difference of a token's ``1 - P(O)``).
+
+    .venv/bin/python tools/bench_deid.py MODEL_DIR_OR_CKPT [--batch-sizes 1 8] [--docs 64]
+    .venv/bin/python tools/bench_deid.py --preset small --preset 370m --docs 8     # random models: speed only
+    .venv/bin/python tools/bench_deid.py --preset 370m --device cuda --runtimes torch bf16
 
 Without a model path, a randomly initialised DeBERTa-v3 token classifier of each ``--preset`` size is built, with a
 tokenizer trained on the benchmark documents (speed does not depend on training). Its classifier is biased towards
-"O", so it finds no spans of its own and the spans replaced are those of the recognizers. Documents are the
-packaged demo judgments with their placeholders filled by ``thunder.synthesis`` (or ``--inputs`` text files).
+"O" (P(O) about 0.98), so it finds no spans of its own and the spans replaced are those of the recognizers.
+Documents are the packaged demo judgments with their placeholders filled by ``thunder.synthesis`` (or ``--inputs``
+text files).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import resource
+import statistics
 import sys
+import tempfile
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 import torch
 
 from thunder.deid import Deidentifier
+
+RUNTIMES = ("before", "torch", "bf16", "onnx-fp32", "onnx-int8")
 
 
 def demo_documents() -> list[str]:
@@ -50,80 +70,164 @@ def random_model(preset: str, texts: list[str], max_length: int):
 
     label_set = LabelSet(Taxonomy.load(), "label", "IO")
     tokenizer = ThunderTokenizer.train(texts, vocab_size=min(PRESETS[preset]["vocab_size"], 8000), min_frequency=2)
-    config = backbone_config(preset, {"num_labels": len(label_set), "max_position_embeddings": max(max_length, 512)})
+    config = backbone_config(preset, {"num_labels": len(label_set), "max_position_embeddings": max(max_length, 512),
+                                      "id2label": dict(enumerate(label_set.names))})
+    config.label2id = {name: i for i, name in config.id2label.items()}
     apply_tokenizer(config, tokenizer)
     torch.manual_seed(0)
     model = AutoModelForTokenClassification.from_config(config)
-    with torch.no_grad():  # untrained logits are near zero: favour "O" so spans are rare, as with a trained model
-        model.classifier.bias[0] = 4.0
-    return model, tokenizer, label_set
+    with torch.no_grad():  # untrained logits are near zero: favour "O" (P(O) ~ 0.98) so spans are rare, as trained
+        model.classifier.bias[0] = math.log(len(label_set)) + 4.0
+    return model.eval(), tokenizer, label_set
 
 
-def peak_memory(device: torch.device) -> str:
+def rss_mib() -> float:
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:")) / 1024
+
+
+def reset_peak() -> None:
+    """Reset the process's peak RSS (VmHWM) where Linux allows it."""
+    try:
+        with open("/proc/self/clear_refs", "w") as clear:
+            clear.write("5")
+    except OSError:
+        pass
+
+
+def peak_mib(device: torch.device) -> float:
     if device.type == "cuda":
-        return f"{torch.cuda.max_memory_allocated(device) / 2**20:,.0f} MiB GPU (max_memory_allocated)"
-    return f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MiB RSS (process peak)"
+        return torch.cuda.max_memory_allocated(device) / 2**20
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def bench(deid: Deidentifier, docs: list[str], batch_sizes: list[int], device: torch.device) -> None:
+class Before(Deidentifier):
+    """The pipeline as it ran before: Mecab a second time per document to widen the model's spans."""
+
+    def predict_tokens(self, texts):
+        predictions = super().predict_tokens(texts)
+        for prediction in predictions:
+            prediction.morphemes = None
+        return predictions
+
+
+def build_runtimes(names: list[str], model, tokenizer, label_set, work: Path, device: str) -> dict:
+    """``{name: (Deidentifier, MiB added by loading it, autocast context)}``."""
+    from thunder.checkpoint import write_export
+    from thunder.inference import write_onnx
+
+    built = {}
+    for name in names:
+        before = rss_mib()
+        context = nullcontext
+        if name in ("before", "torch", "bf16"):
+            deid = (Before if name == "before" else Deidentifier)(model, tokenizer, label_set, device=device)
+            if name == "bf16":
+                context = lambda: torch.autocast(torch.device(device).type, dtype=torch.bfloat16)  # noqa: E731
+        else:
+            precision = name.removeprefix("onnx-")
+            export = write_export(work / precision, model, tokenizer, label_set, "token-classification")
+            started = time.perf_counter()
+            write_onnx(export, precision)
+            print(f"  {name}: ONNX export and checks {time.perf_counter() - started:.0f} s", flush=True)
+            deid = Deidentifier.from_pretrained(export, runtime="onnx")
+        built[name] = (deid, rss_mib() - before, context)
+    return built
+
+
+def replaced(result) -> tuple:
+    """What a result replaced and how (span scores aside)."""
+    return result.text, [(s.start, s.end, s.label, s.placeholder, s.source) for s in result.spans]
+
+
+def bench(built: dict, docs: list[str], batch_size: int, rounds: int, device: torch.device) -> None:
     chars = sum(map(len, docs))
-    print(f"{'batch':>5} {'docs/s':>9} {'chars/s':>11} {'s':>7}  peak memory")
-    for batch_size in batch_sizes:
+    seconds: dict[str, list[float]] = {name: [] for name in built}
+    peaks: dict[str, float] = {name: 0.0 for name in built}
+    results: dict[str, list] = {}
+    for name, (deid, _, context) in built.items():  # warm-up (and the spans compared below)
         deid.batch_size = batch_size
-        deid.deidentify_batch(docs[:batch_size])  # warm-up
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-            torch.cuda.reset_peak_memory_stats(device)
-        start = time.perf_counter()
-        for first in range(0, len(docs), batch_size):
-            deid.deidentify_batch(docs[first : first + batch_size])
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-        seconds = time.perf_counter() - start
-        rates = f"{len(docs) / seconds:>9.2f} {chars / seconds:>11,.0f} {seconds:>7.2f}"
-        print(f"{batch_size:>5} {rates}  {peak_memory(device)}")
+        with context():
+            results[name] = [deid.predict_tokens(docs[i : i + batch_size]) for i in range(0, len(docs), batch_size)]
+    for _ in range(rounds):
+        for name, (deid, _, context) in built.items():
+            reset_peak()
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+                torch.cuda.reset_peak_memory_stats(device)
+            start = time.perf_counter()
+            with context():
+                for first in range(0, len(docs), batch_size):
+                    deid.deidentify_batch(docs[first : first + batch_size])
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+            seconds[name].append(time.perf_counter() - start)
+            peaks[name] = max(peaks[name], peak_mib(device))
+    first = next(iter(built))
+    reference = [p for chunk in results[first] for p in chunk]
+    spans = {name: [deid.finish(doc, p) for doc, p in zip(docs, (p for c in results[name] for p in c))]
+             for name, (deid, _, _) in built.items()}  # fmt: skip
+    print(f"batch {batch_size} ({rounds} rounds; ratio: best round against {first}'s best round)")
+    print(f"  {'runtime':<10} {'docs/s':>8} {'chars/s':>9} {'ratio':>6} {'median s':>9} {'load MiB':>9} {'peak MiB':>9}"
+          f"  spans")  # fmt: skip
+    for name in built:
+        best, median = min(seconds[name]), statistics.median(seconds[name])
+        mine = [p for chunk in results[name] for p in chunk]
+        differ = sum(replaced(a) != replaced(b) for a, b in zip(spans[name], spans[first]))
+        score_gap = max((max((abs(x - y) for x, y in zip(a.scores, b.scores)), default=0.0)
+                         for a, b in zip(mine, reference)), default=0.0)  # fmt: skip
+        print(f"  {name:<10} {len(docs) / best:>8.2f} {chars / best:>9,.0f} {min(seconds[first]) / best:>6.2f} "
+              f"{median:>9.2f} {built[name][1]:>9,.0f} {peaks[name]:>9,.0f}  {differ} of {len(docs)} documents "
+              f"differ; largest |Δ(1 - P(O))| {score_gap:.1e}")  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("model", nargs="?", help="export directory or .ckpt (default: random models of --preset)")
-    parser.add_argument("--preset", action="append", help="preset size(s) without a model path (default: tiny, small)")
+    parser.add_argument("--preset", action="append", help="preset size(s) without a model path (default: small)")
     parser.add_argument("--inputs", nargs="*", help="text files to use instead of the demo judgments")
     parser.add_argument("--docs", type=int, default=64, help="documents per measurement (the inputs are cycled)")
-    parser.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 4, 8, 16])
+    parser.add_argument("--batch-sizes", type=int, nargs="+", default=[1])
+    parser.add_argument("--runtimes", nargs="+", choices=RUNTIMES, default=["before", "torch", "onnx-int8"])
+    parser.add_argument("--rounds", type=int, default=3, help="timed rounds per runtime, interleaved")
     parser.add_argument("--max-length", type=int, default=512)
     parser.add_argument("--stride", type=int, default=128)
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--dtype", choices=["fp32", "bf16", "fp16"], default="fp32")
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    parser.add_argument("--threads", type=int, default=None, help="CPU threads of torch and ONNX Runtime")
     args = parser.parse_args(argv)
 
     if args.threads:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)
-    dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[args.dtype]
     texts = [Path(p).read_text(encoding="utf-8") for p in args.inputs] if args.inputs else demo_documents()
     docs = [texts[i % len(texts)] for i in range(args.docs)]
     print(f"{len(docs)} documents, {sum(map(len, docs)):,} characters (mean {sum(map(len, docs)) // len(docs):,}); "
-          f"device {device}, {args.dtype}, {torch.get_num_threads()} CPU threads, "
-          f"windows of {args.max_length} tokens with stride {args.stride}; load average {os.getloadavg()[0]:.1f} "
-          f"on {os.cpu_count()} CPUs")
+          f"device {device}, {torch.get_num_threads()} CPU threads, windows of {args.max_length} tokens with stride "
+          f"{args.stride}; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs; "
+          f"torch {torch.__version__}")  # fmt: skip
     if args.model:
-        runs = [(args.model, lambda: Deidentifier.from_pretrained(args.model, device=args.device))]
+        from thunder.checkpoint import load_exported
+
+        models = [(args.model, lambda: load_exported(args.model))]
     else:
-        runs = [
-            (f"randomly initialised '{preset}' preset (untrained: speed only)",
-             lambda preset=preset: Deidentifier(*random_model(preset, texts, args.max_length), device=args.device))
-            for preset in args.preset or ["tiny", "small"]
-        ]  # fmt: skip
-    for name, build in runs:
-        deid = build()
-        deid.max_length, deid.stride = args.max_length, args.stride
-        deid.model.to(device=device, dtype=dtype)
-        parameters = sum(p.numel() for p in deid.model.parameters())
-        print(f"\nmodel: {name}; {parameters / 1e6:,.1f}M parameters, vocabulary {deid.tokenizer.vocab_size:,}")
-        with torch.inference_mode():
-            bench(deid, docs, args.batch_sizes, device)
+        models = [(f"randomly initialised '{preset}' preset (untrained: speed only)",
+                   lambda preset=preset: random_model(preset, texts, args.max_length))
+                  for preset in args.preset or ["small"]]  # fmt: skip
+    for name, load in models:
+        model, tokenizer, label_set = load()
+        parameters = sum(p.numel() for p in model.parameters())
+        print(f"\nmodel: {name}; {parameters / 1e6:,.1f}M parameters, vocabulary {tokenizer.vocab_size:,}", flush=True)
+        with tempfile.TemporaryDirectory() as work:
+            built = build_runtimes(args.runtimes, model, tokenizer, label_set, Path(work), args.device)
+            for deid, _, _ in built.values():
+                deid.max_length, deid.stride = args.max_length, args.stride
+            for batch_size in args.batch_sizes:
+                bench(built, docs, batch_size, args.rounds, device)
+        print(f"load average at the end {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

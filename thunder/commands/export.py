@@ -1,11 +1,11 @@
-"""``thunder export``: a Thunder checkpoint as a Hugging Face model directory."""
+"""``thunder export``: a Thunder checkpoint as a Hugging Face model directory (and an ONNX graph of it)."""
 
 from __future__ import annotations
 
 from thunder.checkpoint import export_checkpoint
 
 
-def export_command(checkpoint: str, out: str, tokenizer: str | None = None) -> None:
+def export_command(checkpoint: str, out: str, tokenizer: str | None = None, onnx: str | None = None) -> None:
     """Convert a Thunder checkpoint to a Hugging Face model directory (model, tokenizer, thunder.json).
 
     Args:
@@ -13,6 +13,18 @@ def export_command(checkpoint: str, out: str, tokenizer: str | None = None) -> N
         out: new output directory; load it with ``AutoModelForTokenClassification.from_pretrained(out)``
             or ``thunder deid --model out``.
         tokenizer: tokenizer directory to use instead of the one stored in the checkpoint.
+        onnx: also write an ONNX graph of a token classifier for ONNX Runtime (``pip install 'thunder-deid[onnx]'``):
+            ``int8`` (linear-layer weights in int8: the fastest on a CPU) or ``fp32``; ``thunder deid|serve|predict
+            --model out`` then run it (``--runtime torch`` runs the safetensors weights instead).
     """
+    from thunder.inference import PRECISIONS
+
+    if onnx is not None and onnx not in PRECISIONS:
+        raise ValueError(f"--onnx must be one of {', '.join(PRECISIONS)}, got {onnx!r}")
     path = export_checkpoint(checkpoint, out, tokenizer)
     print(f"exported {checkpoint} to {path}")
+    if onnx is not None:
+        from thunder.inference import write_onnx
+
+        graph = write_onnx(path, onnx)
+        print(f"wrote the ONNX graph {graph} ({onnx})")
