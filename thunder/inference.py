@@ -16,7 +16,8 @@ executed as code. Its threads are PyTorch's (``torch.get_num_threads()``) and do
 shared with other work, spinning threads cost several times their own work (measured in
 ``docs/benchmarks-inference.md``).
 
-Windows are batched in order of length (:func:`length_batches`), so a batch pads little.
+Windows are batched in order of length (:func:`length_batches`), so a batch pads little; ONNX Runtime runs each
+window of a batch alone (see :meth:`OnnxRuntime.__call__`).
 """
 
 from __future__ import annotations
@@ -81,8 +82,16 @@ class OnnxRuntime:
         self.session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
     def __call__(self, batch: Mapping[str, Tensor]) -> Tensor:
-        feed = {key: batch[key].cpu().numpy() for key in ("input_ids", "attention_mask")}
-        return torch.from_numpy(self.session.run(["logits"], feed)[0]).float().softmax(-1)
+        """Each window runs alone, unpadded: int8 activations are quantized with one scale per tensor, so in a
+        batch a window's probabilities would depend on the other windows (and on CPU batches are slower anyway)."""
+        input_ids, attention_mask = batch["input_ids"].cpu(), batch["attention_mask"].cpu()
+        rows = []
+        for ids, mask in zip(input_ids, attention_mask):
+            length = int(mask.sum())
+            feed = {"input_ids": ids[None, :length].numpy(), "attention_mask": mask[None, :length].numpy()}
+            logits = torch.from_numpy(self.session.run(["logits"], feed)[0][0])
+            rows.append(torch.nn.functional.pad(logits, (0, 0, 0, input_ids.shape[1] - length)))
+        return torch.stack(rows).float().softmax(-1)
 
 
 # ----------------------------------------------------------------------------------------------- export
