@@ -9,6 +9,8 @@ the first runtime's best round. Runtimes (``--runtimes``):
   widen spans);
 * ``torch``: PyTorch eager fp32 (Mecab once per document; windows batched in order of length);
 * ``bf16``: the same in bfloat16 autocast (CPUs with AVX512-BF16 or AMX);
+* ``torch-int8``: the same with the linear layers quantized to int8 (``torch.ao.quantization.quantize_dynamic``);
+* ``compile``: the same through ``torch.compile(dynamic=True)``;
 * ``onnx-fp32`` / ``onnx-int8``: the model exported with ``thunder export --onnx fp32|int8`` and run with ONNX
   Runtime (``thunder deid --model EXPORT`` runs it by default).
 
@@ -30,6 +32,7 @@ text files).
 from __future__ import annotations
 
 import argparse
+import copy
 import math
 import os
 import resource
@@ -44,7 +47,7 @@ import torch
 
 from thunder.deid import Deidentifier
 
-RUNTIMES = ("before", "torch", "bf16", "onnx-fp32", "onnx-int8")
+RUNTIMES = ("before", "torch", "bf16", "torch-int8", "compile", "onnx-fp32", "onnx-int8")
 
 
 def demo_documents() -> list[str]:
@@ -124,8 +127,13 @@ def build_runtimes(names: list[str], model, tokenizer, label_set, work: Path, de
     for name in names:
         before = rss_mib()
         context = nullcontext
-        if name in ("before", "torch", "bf16"):
-            deid = (Before if name == "before" else Deidentifier)(model, tokenizer, label_set, device=device)
+        if name in ("before", "torch", "bf16", "torch-int8", "compile"):
+            runs = model
+            if name == "torch-int8":
+                runs = torch.ao.quantization.quantize_dynamic(copy.deepcopy(model), {torch.nn.Linear}, torch.qint8)
+            elif name == "compile":
+                runs = torch.compile(copy.deepcopy(model), dynamic=True)
+            deid = (Before if name == "before" else Deidentifier)(runs, tokenizer, label_set, device=device)
             if name == "bf16":
                 context = lambda: torch.autocast(torch.device(device).type, dtype=torch.bfloat16)  # noqa: E731
         else:
@@ -142,6 +150,34 @@ def build_runtimes(names: list[str], model, tokenizer, label_set, work: Path, de
 def replaced(result) -> tuple:
     """What a result replaced and how (span scores aside)."""
     return result.text, [(s.start, s.end, s.label, s.placeholder, s.source) for s in result.spans]
+
+
+def stage_times(deid: Deidentifier, context, docs: list[str], batch_size: int) -> dict[str, float]:
+    """Milliseconds per document in each step of ``Deidentifier.deidentify_batch``: Mecab + BPE, cutting windows,
+    the model (padding, runtime, tags), merging windows, and ``finish`` (model spans, recognizers, replacement)."""
+    from thunder.deid import merge_windows
+
+    totals = dict.fromkeys(("tokenize", "windows", "model", "merge", "finish"), 0.0)
+    for first in range(0, len(docs), batch_size):
+        texts = docs[first : first + batch_size]
+        marks = [time.perf_counter()]
+        encodings = deid.tokenizer.encode_batch(texts)
+        marks.append(time.perf_counter())
+        windows = deid.tokenizer.windows_of(encodings, deid.max_length, deid.stride)
+        marks.append(time.perf_counter())
+        with context():
+            outputs = deid.forward_windows(windows)
+        marks.append(time.perf_counter())
+        predictions = merge_windows(len(texts), windows, outputs)
+        for prediction, encoding in zip(predictions, encodings):
+            prediction.morphemes = None if isinstance(deid, Before) else encoding.morphemes
+        marks.append(time.perf_counter())
+        for text, prediction in zip(texts, predictions):
+            deid.finish(text, prediction)
+        marks.append(time.perf_counter())
+        for stage, start, end in zip(totals, marks, marks[1:]):
+            totals[stage] += end - start
+    return {stage: 1000 * seconds / len(docs) for stage, seconds in totals.items()}
 
 
 def bench(built: dict, docs: list[str], batch_size: int, rounds: int, device: torch.device) -> None:
@@ -167,6 +203,7 @@ def bench(built: dict, docs: list[str], batch_size: int, rounds: int, device: to
                 torch.cuda.synchronize(device)
             seconds[name].append(time.perf_counter() - start)
             peaks[name] = max(peaks[name], peak_mib(device))
+    stages = {name: stage_times(deid, context, docs, batch_size) for name, (deid, _, context) in built.items()}
     first = next(iter(built))
     reference = [p for chunk in results[first] for p in chunk]
     spans = {name: [deid.finish(doc, p) for doc, p in zip(docs, (p for c in results[name] for p in c))]
@@ -183,6 +220,8 @@ def bench(built: dict, docs: list[str], batch_size: int, rounds: int, device: to
         print(f"  {name:<10} {len(docs) / best:>8.2f} {chars / best:>9,.0f} {min(seconds[first]) / best:>6.2f} "
               f"{median:>9.2f} {built[name][1]:>9,.0f} {peaks[name]:>9,.0f}  {differ} of {len(docs)} documents "
               f"differ; largest |Δ(1 - P(O))| {score_gap:.1e}")  # fmt: skip
+    print("  milliseconds per document by stage (one more pass): " + "; ".join(
+        f"{name} " + ", ".join(f"{stage} {ms:.1f}" for stage, ms in times.items()) for name, times in stages.items()))
 
 
 def main(argv: list[str] | None = None) -> None:

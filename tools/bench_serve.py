@@ -1,13 +1,15 @@
 """Load test of the de-identification service (``thunder serve``) on the loopback interface.
 
-Starts the service in its own process on 127.0.0.1 (a free port), then for each number of concurrent clients
-sends ``POST /v1/deid`` requests with the packaged demo judgments (placeholders filled) over keep-alive
-connections, each client sending its next request as soon as the last is answered. Every level is bounded by
-``--requests`` and ``--seconds``, whichever comes first. Prints throughput (requests/s, characters/s) and p50 / p99
-latency per level, and the batch sizes the server formed.
+Starts the service in its own process on 127.0.0.1 (a free port) once per ``--runtimes`` entry (see
+``tools/bench_deid.py``: ``before`` is the pipeline before ``thunder.inference``, ``onnx-int8`` the model exported with
+``thunder export --onnx int8``), then for each number of concurrent clients sends ``POST /v1/deid`` requests with the
+packaged demo judgments (placeholders filled) over keep-alive connections, each client sending its next request as
+soon as the last is answered, to each server in turn (a change of load hits them alike). Every level is bounded by
+``--requests`` and ``--seconds``, whichever comes first. Prints throughput (requests/s, characters/s, the ratio to the
+first runtime at the same level), p50 / p99 latency per level, and the batch sizes the server formed.
 
     .venv/bin/python tools/bench_serve.py                                 # random 'small' preset (speed only)
-    .venv/bin/python tools/bench_serve.py --model runs/demo/checkpoints/last.ckpt --clients 1 8 32
+    .venv/bin/python tools/bench_serve.py --model runs/small/finetune/checkpoints/last.ckpt --clients 1 8
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ import time
 from pathlib import Path
 
 TOOLS = Path(__file__).resolve().parent
+sys.path.insert(0, str(TOOLS))
+from bench_deid import RUNTIMES, demo_documents  # noqa: E402
 
 
 def free_port() -> int:
@@ -34,26 +38,27 @@ def free_port() -> int:
 
 
 def serve_child(args: argparse.Namespace) -> None:
-    """The server process: a random preset model (or --model), the service on 127.0.0.1."""
+    """The server process: a random preset model (or --model) on one --runtimes entry, the service on 127.0.0.1."""
+    import tempfile
+
     import torch
 
-    sys.path.insert(0, str(TOOLS))
-    from bench_deid import demo_documents, random_model
+    from bench_deid import build_runtimes, random_model
 
-    from thunder.deid import Deidentifier
+    from thunder.checkpoint import load_exported
     from thunder.serve import create_app, serve
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    if args.model:
-        deidentifier = Deidentifier.from_pretrained(args.model, batch_size=args.window_batch)
-    else:
-        deidentifier = Deidentifier(*random_model(args.preset, demo_documents(), 512), batch_size=args.window_batch)
-    app = create_app(deidentifier, max_batch_size=args.max_batch_size, max_wait=args.max_wait_ms / 1000)
-    serve(app, "127.0.0.1", args.port, graceful_timeout=10)
+    parts = load_exported(args.model) if args.model else random_model(args.preset, demo_documents(), 512)
+    with tempfile.TemporaryDirectory() as work:
+        deidentifier = build_runtimes(args.runtimes, *parts, Path(work), "cpu")[args.runtimes[0]][0]
+        deidentifier.batch_size = args.window_batch
+        app = create_app(deidentifier, max_batch_size=args.max_batch_size, max_wait=args.max_wait_ms / 1000)
+        serve(app, "127.0.0.1", args.port, graceful_timeout=10)
 
 
-def wait_ready(port: int, process: subprocess.Popen, timeout: float = 300) -> None:
+def wait_ready(port: int, process: subprocess.Popen, timeout: float = 3600) -> None:  # ONNX export included
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -129,43 +134,50 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--max-batch-size", type=int, default=4, help="documents per model call (server)")
     parser.add_argument("--max-wait-ms", type=float, default=5.0, help="batch collection wait (server)")
     parser.add_argument("--window-batch", type=int, default=8, help="windows per forward pass (server)")
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads of the server")
+    parser.add_argument("--threads", type=int, default=None, help="CPU threads of each server (torch, ONNX Runtime)")
+    parser.add_argument("--runtimes", nargs="+", choices=RUNTIMES, default=["before", "onnx-int8"],
+                        help="one server each (tools/bench_deid.py: before = the pipeline before thunder.inference)")
     parser.add_argument("--serve-child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve_child:
         return serve_child(args)
 
-    sys.path.insert(0, str(TOOLS))
-    from bench_deid import demo_documents
-
     texts = demo_documents()
     bodies = [json.dumps({"text": text}, ensure_ascii=False).encode("utf-8") for text in texts]
-    port = free_port()
-    command = [sys.executable, __file__, "--serve-child", "--port", str(port), "--preset", args.preset,
-               "--max-batch-size", str(args.max_batch_size), "--max-wait-ms", str(args.max_wait_ms),
-               "--window-batch", str(args.window_batch)]  # fmt: skip
-    command += ["--model", args.model] if args.model else []
-    command += ["--threads", str(args.threads)] if args.threads else []
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # its access log
+    servers: dict[str, tuple[int, subprocess.Popen]] = {}
     try:
-        wait_ready(port, process)
+        for runtime in args.runtimes:  # one server per runtime, all started before any level is measured
+            port = free_port()
+            command = [sys.executable, __file__, "--serve-child", "--port", str(port), "--preset", args.preset,
+                       "--max-batch-size", str(args.max_batch_size), "--max-wait-ms", str(args.max_wait_ms),
+                       "--window-batch", str(args.window_batch), "--runtimes", runtime]  # fmt: skip
+            command += ["--model", args.model] if args.model else []
+            command += ["--threads", str(args.threads)] if args.threads else []
+            servers[runtime] = port, subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            wait_ready(port, servers[runtime][1])
+            run_level(port, bodies, 4, 16, 60)  # warm-up
         print(f"model: {args.model or f'random {args.preset!r} preset (untrained: speed only)'}; "
               f"{len(texts)} demo judgments, mean {sum(map(len, texts)) // len(texts)} characters; "
               f"server max batch {args.max_batch_size} documents, wait {args.max_wait_ms} ms; "
-              f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
-        run_level(port, bodies, 4, 16, 60)  # warm-up
-        print(f"{'clients':>7} {'requests':>8} {'failed':>6} {'req/s':>7} {'chars/s':>9} {'p50 ms':>8} {'p99 ms':>8} "
-              f"{'docs/batch':>10}")  # fmt: skip
-        for clients in args.clients:
-            calls, documents = batch_counts(port)
-            r = run_level(port, bodies, clients, args.requests, args.seconds)
-            calls, documents = (after - before for after, before in zip(batch_counts(port), (calls, documents)))
-            print(f"{r['clients']:>7} {r['requests']:>8} {r['failed']:>6} {r['rps']:>7.2f} {r['chars_per_s']:>9,.0f} "
-                  f"{r['p50_ms']:>8.0f} {r['p99_ms']:>8.0f} {documents / max(calls, 1):>10.1f}")  # fmt: skip
+              f"{os.cpu_count()} CPUs, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+        print(f"{'runtime':<10} {'clients':>7} {'requests':>8} {'failed':>6} {'req/s':>7} {'ratio':>6} {'chars/s':>9} "
+              f"{'p50 ms':>8} {'p99 ms':>8} {'docs/batch':>10}")  # fmt: skip
+        for clients in args.clients:  # the runtimes one after another at each level: load changes hit them alike
+            first = None
+            for runtime, (port, _) in servers.items():
+                calls, documents = batch_counts(port)
+                r = run_level(port, bodies, clients, args.requests, args.seconds)
+                calls, documents = (after - before for after, before in zip(batch_counts(port), (calls, documents)))
+                first = first or r["rps"]
+                print(f"{runtime:<10} {r['clients']:>7} {r['requests']:>8} {r['failed']:>6} {r['rps']:>7.2f} "
+                      f"{r['rps'] / first:>6.2f} {r['chars_per_s']:>9,.0f} {r['p50_ms']:>8.0f} {r['p99_ms']:>8.0f} "
+                      f"{documents / max(calls, 1):>10.1f}", flush=True)  # fmt: skip
+        print(f"load average at the end {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     finally:
-        process.terminate()
-        process.wait(timeout=60)
+        for _, process in servers.values():
+            process.terminate()
+            process.wait(timeout=60)
 
 
 if __name__ == "__main__":
