@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -121,11 +123,19 @@ def _export_graph(model: Any, path: Path) -> None:
     """The model as an ONNX graph with dynamic batch and length (``torch.onnx.export``, the dynamo exporter)."""
     batch = probe_batch(model.config.vocab_size)
     windows, tokens = torch.export.Dim("windows"), torch.export.Dim("tokens", max=1 << 16)
-    program = torch.onnx.export(
-        model.eval(), (), kwargs=dict(batch), input_names=["input_ids", "attention_mask"], output_names=["logits"],
-        dynamic_shapes={"input_ids": {0: windows, 1: tokens}, "attention_mask": {0: windows, 1: tokens}},
-        opset_version=OPSET, dynamo=True, optimize=True, verbose=False,
-    )  # fmt: skip
+    exporter_log = logging.getLogger("torch.onnx")  # notes about optional packages (torchvision) and renamed axes
+    level = exporter_log.level
+    exporter_log.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            program = torch.onnx.export(
+                model.eval(), (), kwargs=dict(batch), input_names=["input_ids", "attention_mask"],
+                output_names=["logits"], opset_version=OPSET, dynamo=True, optimize=True, verbose=False,
+                dynamic_shapes={"input_ids": {0: windows, 1: tokens}, "attention_mask": {0: windows, 1: tokens}},
+            )  # fmt: skip
+    finally:
+        exporter_log.setLevel(level)
     program.save(str(path))
 
 

@@ -15,8 +15,9 @@ the first runtime's best round. Runtimes (``--runtimes``):
   Runtime (``thunder deid --model EXPORT`` runs it by default).
 
 Prints documents/s, characters/s, the memory the runtime added when it was loaded and the process's peak RSS while
-it ran (reset before each runtime: ``/proc/self/clear_refs``), and how many documents got other spans than the first
-runtime's (with the largest difference of a token's ``1 - P(O)``).
+it ran (reset before each runtime: ``/proc/self/clear_refs``; every runtime of the run stays loaded, so ``--memory``
+also measures each runtime alone in a process of its own), milliseconds per document in each step, and how many
+documents got other spans than the first runtime's (with the largest difference of a token's ``1 - P(O)``).
 
     .venv/bin/python tools/bench_deid.py MODEL_DIR_OR_CKPT [--batch-sizes 1 8] [--docs 64]
     .venv/bin/python tools/bench_deid.py --preset small --preset 370m --docs 8     # random models: speed only
@@ -224,6 +225,40 @@ def bench(built: dict, docs: list[str], batch_size: int, rounds: int, device: to
         f"{name} " + ", ".join(f"{stage} {ms:.1f}" for stage, ms in times.items()) for name, times in stages.items()))
 
 
+def memory(args: argparse.Namespace, work: Path, model, tokenizer, label_set) -> None:
+    """Each runtime's peak RSS in a fresh process: loading the model as ``thunder deid`` would, and one pass."""
+    import subprocess
+
+    from thunder.checkpoint import write_export
+
+    plain = write_export(work / "plain", model, tokenizer, label_set, "token-classification")
+    peaks = []
+    for name in args.runtimes:
+        export = work / name.removeprefix("onnx-") if name.startswith("onnx-") else plain
+        command = [sys.executable, __file__, "--memory-child", name, "--export", str(export), "--docs",
+                   str(args.docs), "--max-length", str(args.max_length), "--stride", str(args.stride)]  # fmt: skip
+        command += ["--threads", str(args.threads)] if args.threads else []
+        command += ["--inputs", *args.inputs] if args.inputs else []
+        done = subprocess.run(command, capture_output=True, text=True, check=True)
+        peaks.append(f"{name} {float(done.stdout.strip().splitlines()[-1]):,.0f}")
+    print("  peak RSS of a process running only that runtime (load + one pass), MiB: " + "; ".join(peaks))
+
+
+def memory_child(name: str, export: Path, docs: list[str], args: argparse.Namespace) -> None:
+    from thunder.checkpoint import load_exported
+
+    if name.startswith("onnx-"):
+        deid = Deidentifier.from_pretrained(export, runtime="onnx")
+        context = nullcontext
+    else:
+        deid, _, context = build_runtimes([name], *load_exported(export), export, args.device)[name]
+    deid.max_length, deid.stride, deid.batch_size = args.max_length, args.stride, 1
+    with context():
+        for doc in docs:
+            deid(doc)
+    print(peak_mib(torch.device(args.device)))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("model", nargs="?", help="export directory or .ckpt (default: random models of --preset)")
@@ -237,6 +272,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--stride", type=int, default=128)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=None, help="CPU threads of torch and ONNX Runtime")
+    parser.add_argument("--memory", action="store_true",
+                        help="also each runtime's peak RSS in a process of its own (load and one pass)")
+    parser.add_argument("--memory-child", help=argparse.SUPPRESS)
+    parser.add_argument("--export", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     if args.threads:
@@ -244,6 +283,8 @@ def main(argv: list[str] | None = None) -> None:
     device = torch.device(args.device)
     texts = [Path(p).read_text(encoding="utf-8") for p in args.inputs] if args.inputs else demo_documents()
     docs = [texts[i % len(texts)] for i in range(args.docs)]
+    if args.memory_child:
+        return memory_child(args.memory_child, Path(args.export), docs, args)
     print(f"{len(docs)} documents, {sum(map(len, docs)):,} characters (mean {sum(map(len, docs)) // len(docs):,}); "
           f"device {device}, {torch.get_num_threads()} CPU threads, windows of {args.max_length} tokens with stride "
           f"{args.stride}; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs; "
@@ -266,6 +307,9 @@ def main(argv: list[str] | None = None) -> None:
                 deid.max_length, deid.stride = args.max_length, args.stride
             for batch_size in args.batch_sizes:
                 bench(built, docs, batch_size, args.rounds, device)
+            if args.memory:
+                del built
+                memory(args, Path(work), model, tokenizer, label_set)
         print(f"load average at the end {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
