@@ -210,7 +210,8 @@ def _check_graph(path: Path, model: Any, precision: str, source: Path) -> OnnxRu
     difference = (found - expected)[real].abs().max().item()
     if difference > PROBE_TOLERANCE[precision]:
         raise ArtefactError(f"{source / path.name}: the ONNX graph's probabilities differ from the model's by "
-                            f"{difference:.3g} (> {PROBE_TOLERANCE[precision]} for {precision}): not this model's graph")
+                            f"{difference:.3g} (> {PROBE_TOLERANCE[precision]} for {precision}): "
+                            "not this model's graph")  # fmt: skip
     return runtime
 
 

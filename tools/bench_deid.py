@@ -37,6 +37,7 @@ import copy
 import math
 import os
 import resource
+import shutil
 import statistics
 import sys
 import tempfile
@@ -119,8 +120,18 @@ class Before(Deidentifier):
         return predictions
 
 
-def build_runtimes(names: list[str], model, tokenizer, label_set, work: Path, device: str) -> dict:
-    """``{name: (Deidentifier, MiB added by loading it, autocast context)}``."""
+def recorded_precision(path: str | Path | None) -> str | None:
+    """The precision of the ONNX graph an export directory records, if any."""
+    from thunder.checkpoint import EXPORT_FILE, read_export_info
+
+    if path is None or not (Path(path) / EXPORT_FILE).is_file():
+        return None
+    return (read_export_info(Path(path)).get("onnx") or {}).get("precision")
+
+
+def build_runtimes(names: list[str], model, tokenizer, label_set, work: Path, device: str, source=None) -> dict:
+    """``{name: (Deidentifier, MiB added by loading it, autocast context)}``; an ONNX runtime uses the graph of the
+    export directory ``source`` when it records one of that precision, else exports the model."""
     from thunder.checkpoint import write_export
     from thunder.inference import write_onnx
 
@@ -139,10 +150,14 @@ def build_runtimes(names: list[str], model, tokenizer, label_set, work: Path, de
                 context = lambda: torch.autocast(torch.device(device).type, dtype=torch.bfloat16)  # noqa: E731
         else:
             precision = name.removeprefix("onnx-")
-            export = write_export(work / precision, model, tokenizer, label_set, "token-classification")
-            started = time.perf_counter()
-            write_onnx(export, precision)
-            print(f"  {name}: ONNX export and checks {time.perf_counter() - started:.0f} s", flush=True)
+            export = work / precision
+            if recorded_precision(source) == precision:
+                shutil.copytree(source, export)
+            else:
+                write_export(export, model, tokenizer, label_set, "token-classification")
+                started = time.perf_counter()
+                write_onnx(export, precision)
+                print(f"  {name}: ONNX export and checks {time.perf_counter() - started:.0f} s", flush=True)
             deid = Deidentifier.from_pretrained(export, runtime="onnx")
         built[name] = (deid, rss_mib() - before, context)
     return built
@@ -302,7 +317,8 @@ def main(argv: list[str] | None = None) -> None:
         parameters = sum(p.numel() for p in model.parameters())
         print(f"\nmodel: {name}; {parameters / 1e6:,.1f}M parameters, vocabulary {tokenizer.vocab_size:,}", flush=True)
         with tempfile.TemporaryDirectory() as work:
-            built = build_runtimes(args.runtimes, model, tokenizer, label_set, Path(work), args.device)
+            built = build_runtimes(args.runtimes, model, tokenizer, label_set, Path(work), args.device,
+                                   args.model)
             for deid, _, _ in built.values():
                 deid.max_length, deid.stride = args.max_length, args.stride
             for batch_size in args.batch_sizes:

@@ -52,7 +52,7 @@ def serve_child(args: argparse.Namespace) -> None:
         torch.set_num_threads(args.threads)
     parts = load_exported(args.model) if args.model else random_model(args.preset, demo_documents(), 512)
     with tempfile.TemporaryDirectory() as work:
-        deidentifier = build_runtimes(args.runtimes, *parts, Path(work), "cpu")[args.runtimes[0]][0]
+        deidentifier = build_runtimes(args.runtimes, *parts, Path(work), "cpu", args.model)[args.runtimes[0]][0]
         deidentifier.batch_size = args.window_batch
         app = create_app(deidentifier, max_batch_size=args.max_batch_size, max_wait=args.max_wait_ms / 1000)
         serve(app, "127.0.0.1", args.port, graceful_timeout=10)
