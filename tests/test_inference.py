@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools"))
 from bench_deid import demo_documents  # noqa: E402
 
-MARGIN = 0.02  # int8 weights move a token's probabilities by less than this (measured: 0.013 at most)
+MARGIN = 0.02  # int8 weights move this model's token probabilities by less (measured: 0.013 at most)
 
 
 @pytest.fixture(autouse=True)
