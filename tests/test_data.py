@@ -465,7 +465,7 @@ def test_head_nouns_follow_the_training_documents() -> None:
     outside = module.head_outside()
     assert outside == head_outside_labels(documents["train"], module.taxonomy) and "아파트" in outside
     inside = DeIdDataModule()
-    assert inside.head_nouns == "inside" and inside.head_outside() == frozenset()
+    assert inside.recipe.head_nouns == "inside" and inside.head_outside() == frozenset()
     cut = 0
     for annotated in documents["train"]:
         corpus_doc = module.synthesizer("val")(annotated)

@@ -12,6 +12,7 @@ import pytest
 
 from thunder import evaluate as ev
 from thunder.cli import main
+from thunder.data import Recipe
 from thunder.recognizers import RECOGNIZERS, Recognizer, ScoredSpan
 from thunder.synthesis import EntitySpan, SynthesizedDocument
 from thunder.taxonomy import LabelSet, Taxonomy
@@ -163,7 +164,7 @@ def test_jsonl_errors_name_file_and_line(tmp_path: Path, taxonomy: Taxonomy) -> 
     records = [{"text": "abc", "spans": []}, {"text": "abc", "spans": [[1, 9, NAME]]}]
     data = _write_jsonl(tmp_path / "bad.jsonl", records)
     with pytest.raises(ValueError, match=r"bad\.jsonl:2: span 0"):
-        list(ev.read_jsonl(data, taxonomy))
+        list(ev.read_gold(data, taxonomy))
 
 
 STRUCTURED = [
@@ -226,25 +227,21 @@ def test_evaluate_runs_a_custom_recognizer_and_operator_as_deid_would(tmp_path: 
 
 def test_head_nouns_choose_the_gold_convention(taxonomy: Taxonomy) -> None:
     """The same filling under both conventions; ``corpus`` gold leaves out head nouns that ``inside`` covers."""
-    from thunder.data import DEMO_CORPUS
-
-    corpus = list(ev.load_documents(DEMO_CORPUS, taxonomy, split="test", head_nouns="corpus"))
-    inside = list(ev.load_documents(DEMO_CORPUS, taxonomy, split="test"))
+    corpus = list(ev.load_documents(Recipe(head_nouns="corpus"), taxonomy, split="test"))
+    inside = list(ev.load_documents(Recipe(), taxonomy, split="test"))
     assert [d.text for d in corpus] == [d.text for d in inside]
     pairs = [(a, b) for x, y in zip(corpus, inside) for a, b in zip(x.spans, y.spans)]
     assert all(a.start == b.start and a.end <= b.end for a, b in pairs)
     assert any(a.end < b.end for a, b in pairs)
     with pytest.raises(ValueError, match="head_nouns"):
-        list(ev.load_documents(DEMO_CORPUS, taxonomy, head_nouns="outside"))
+        ev.load_documents(Recipe(head_nouns="outside"), taxonomy)
 
 
 def test_annotated_directory_is_synthesized_reproducibly(taxonomy: Taxonomy) -> None:
-    from thunder.data import DEMO_CORPUS
-
-    docs = list(ev.load_documents(DEMO_CORPUS, taxonomy, seed=3, limit=5))
+    docs = list(ev.load_documents(Recipe(seed=3), taxonomy, limit=5))
     assert len(docs) == 5 and all(doc.spans for doc in docs)
-    assert [d.text for d in ev.load_documents(DEMO_CORPUS, taxonomy, seed=3, limit=5)] == [d.text for d in docs]
-    assert [d.text for d in ev.load_documents(DEMO_CORPUS, taxonomy, seed=4, limit=5)] != [d.text for d in docs]
+    assert [d.text for d in ev.load_documents(Recipe(seed=3), taxonomy, limit=5)] == [d.text for d in docs]
+    assert [d.text for d in ev.load_documents(Recipe(seed=4), taxonomy, limit=5)] != [d.text for d in docs]
 
     gold = {d.text: d.spans for d in docs}
     perfect = ev.evaluate(lambda text: FakeResult(text, gold[text]), docs, taxonomy=taxonomy)
@@ -261,7 +258,7 @@ def test_split_selects_the_training_test_split(taxonomy: Taxonomy) -> None:
     from thunder.data import DEMO_CORPUS, read_corpus, split_documents
 
     expected = split_documents(read_corpus([DEMO_CORPUS]), (0.8, 0.1, 0.1), 0)["test"]
-    docs = list(ev.load_documents(DEMO_CORPUS, taxonomy, split="test"))
+    docs = list(ev.load_documents(Recipe(data_dir=str(DEMO_CORPUS)), taxonomy, split="test"))
     assert [d.doc_id for d in docs] == [d.doc_id for d in expected]
 
 
@@ -296,21 +293,20 @@ def test_partial_leak_keeps_the_surviving_words(taxonomy: Taxonomy) -> None:
 def test_jsonl_labels_resolve_through_the_taxonomy(tmp_path: Path, taxonomy: Taxonomy) -> None:
     text = "서울 강남구 역삼동 1"
     data = _write_jsonl(tmp_path / "alias.jsonl", [{"text": text, "spans": [[7, 12, "구이하주소"]]}])
-    (doc,) = ev.read_jsonl(data, taxonomy)
+    (doc,) = ev.read_gold(data, taxonomy)
     assert doc.doc_id == "alias:1" and doc.spans[0].label == "구아래주소"
     bad = _write_jsonl(tmp_path / "unknown.jsonl", [{"text": text, "spans": [[0, 2, "없는라벨이다"]]}])
     with pytest.raises(ValueError, match=r"unknown\.jsonl:1: .*없는라벨이다"):
-        list(ev.read_jsonl(bad, taxonomy))
+        list(ev.read_gold(bad, taxonomy))
 
 
 def test_untrained_model_runs_through_the_harness(tmp_path: Path, taxonomy: Taxonomy) -> None:
     """The real pipeline with a tiny untrained model: tokens and entity types come from the model."""
-    from thunder.data import DEMO_CORPUS
     from thunder.deid import Deidentifier
     from thunder.models import TokenClassifier
     from thunder.tokenizer import ThunderTokenizer
 
-    docs = list(ev.load_documents(DEMO_CORPUS, taxonomy, limit=3))
+    docs = list(ev.load_documents(Recipe(), taxonomy, limit=3))
     ThunderTokenizer.train([d.text for d in docs], vocab_size=300).save_pretrained(tmp_path / "tok")
     tokenizer = ThunderTokenizer.from_pretrained(tmp_path / "tok")
     label_set = LabelSet(taxonomy, granularity="category", scheme="BIO")
@@ -331,7 +327,8 @@ def test_recognizers_leak_no_structured_identifier_on_the_shared_test_split(shar
     """The issue's target for the no-model baseline: structured direct identifiers never leak (test split)."""
     taxonomy = Taxonomy.load(alias_files=[shared_corpus / "tag_aliases.json"])
     mentions = [shared_corpus / "mentions", shared_corpus / "mentions-llm"]
-    docs = ev.load_documents(shared_corpus / "annotated", taxonomy, mention_dirs=mentions, split="test")
+    recipe = Recipe(data_dir=str(shared_corpus / "annotated"), mention_dirs=mentions)
+    docs = ev.load_documents(recipe, taxonomy, split="test")
     report = ev.evaluate(None, docs, taxonomy=taxonomy)
     structured = {k: v for k, v in report.leaks_by_label.items() if k in STRUCTURED_LABELS}
     assert sum(v.mentions for v in structured.values()) > 50

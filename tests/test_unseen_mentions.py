@@ -13,8 +13,8 @@ import torch
 from lightning.pytorch import Trainer
 from lightning.pytorch.loggers import TensorBoardLogger
 
-from thunder.commands.evaluate import evaluate_command
-from thunder.data import DEMO_CORPUS, DeIdDataModule, MLMDataModule
+from thunder.commands.evaluate import RecipeOptions, evaluate_command
+from thunder.data import DEMO_CORPUS, DeIdDataModule, MLMDataModule, Recipe
 from thunder.deid import PipelineOptions
 from thunder.evaluate import load_documents
 from thunder.mentions import (
@@ -137,7 +137,7 @@ def test_mlm_pretraining_draws_from_the_training_part_only(parts) -> None:
     _, held = parts
     module = MLMDataModule(mention_holdout=HOLDOUT, max_length=64)
     module.setup("fit")
-    bank = module._synthesizer(0, "per_epoch").mentions
+    bank = module.datasets["train"].synthesizer.mentions
     for source in bank.sources.values():
         if isinstance(source, ListSource):
             assert not set(source.mentions) & held
@@ -164,8 +164,9 @@ def test_token_classifier_logs_both_test_sets(tmp_path: Path) -> None:
 
 def test_evaluate_fills_unseen_documents_from_the_held_back_part(taxonomy, parts) -> None:
     train_part, held = parts
-    seen = list(load_documents(DEMO_CORPUS, taxonomy, mention_holdout=HOLDOUT, limit=8))
-    unseen = list(load_documents(DEMO_CORPUS, taxonomy, mentions="unseen", mention_holdout=HOLDOUT, limit=8))
+    recipe = Recipe(mention_holdout=HOLDOUT)
+    seen = list(load_documents(recipe, taxonomy, limit=8))
+    unseen = list(load_documents(recipe, taxonomy, mentions="unseen", limit=8))
     assert [d.doc_id for d in seen] == [d.doc_id for d in unseen]
     seen_texts = {d.text[s.start : s.end] for d in seen for s in d.spans}
     unseen_texts = {d.text[s.start : s.end] for d in unseen for s in d.spans}
@@ -173,13 +174,13 @@ def test_evaluate_fills_unseen_documents_from_the_held_back_part(taxonomy, parts
     names = lambda docs: {d.text[s.start : s.end] for d in docs for s in d.spans if s.label == "내국인이름"}  # noqa: E731
     assert names(unseen) and not names(unseen) & names(seen)
     with pytest.raises(ValueError, match="mention_holdout"):
-        list(load_documents(DEMO_CORPUS, taxonomy, mentions="unseen"))
+        list(load_documents(Recipe(), taxonomy, mentions="unseen"))
 
 
 def test_evaluate_command_reports_seen_and_unseen_side_by_side(tmp_path: Path, capsys) -> None:
     out = tmp_path / "report.json"
     reports = evaluate_command(pipeline=PipelineOptions(), recognizers_only=True, limit=4, mentions="both",
-                               mention_holdout=HOLDOUT, json=str(out))  # fmt: skip
+                               recipe=RecipeOptions(mention_holdout=HOLDOUT), json=str(out))  # fmt: skip
     assert set(reports) == {"seen", "unseen"}
     assert reports["unseen"].meta["mentions"] == "unseen" and reports["seen"].meta["mention_holdout"] == HOLDOUT
     printed = capsys.readouterr().out

@@ -27,7 +27,10 @@ from transformers import (
     PreTrainedModel,
 )
 
+from thunder.release import RELEASE_FORMAT, MappedLabelSet, ReleaseTokenizer, is_release_dir, load_release
 from thunder.taxonomy import LabelSet, Taxonomy
+from thunder.tokenizer import FORMAT as TOKENIZER_FORMAT
+from thunder.tokenizer import THUNDER_CONFIG, ThunderTokenizer, read_saved_info
 
 Task = Literal["mlm", "token-classification"]
 AUTO_CLASSES: dict[str, Any] = {"mlm": AutoModelForMaskedLM, "token-classification": AutoModelForTokenClassification}
@@ -81,6 +84,30 @@ def thunder_entry(checkpoint: Mapping[str, Any], path: str | Path) -> dict[str, 
     if entry["task"] not in AUTO_CLASSES:
         raise ArtefactError(f"{path}: unknown task {entry['task']!r}")
     return entry
+
+
+def checkpoint_recipe(checkpoint: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The training recipe a data module (``thunder.data``) kept in its checkpoint state, if any."""
+    for value in checkpoint.values():
+        if isinstance(value, Mapping) and isinstance(value.get("recipe"), Mapping):
+            return dict(value["recipe"])
+    return None
+
+
+def stored_recipe(path: str | Path) -> dict[str, Any] | None:
+    """The training recipe stored with a model: an export's ``thunder.json`` or a ``.ckpt`` file's data module state
+    (read without loading the weights); None for a model that stores none (older, converted or not there)."""
+    path = Path(path)
+    if path.is_dir():
+        info = _read_export_info(path) if (path / EXPORT_FILE).is_file() else {}
+        return info.get("recipe")
+    if not path.is_file():
+        return None
+    try:
+        checkpoint = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+    except Exception:  # not a checkpoint of plain data: the model loader says why
+        return None
+    return checkpoint_recipe(checkpoint) if isinstance(checkpoint, Mapping) else None
 
 
 def read_hf_weights(directory: Path) -> dict[str, Tensor]:
@@ -149,11 +176,16 @@ def load_weights(model: PreTrainedModel, state: Mapping[str, Tensor], encoder_on
 # ----------------------------------------------------------------------------------------------- tokenizers
 
 
-def load_tokenizer(path: str | Path) -> Any:
-    """The tokenizer saved in a directory (:class:`thunder.tokenizer.ThunderTokenizer`)."""
-    from thunder.tokenizer import ThunderTokenizer
-
-    return ThunderTokenizer.from_pretrained(path)
+def load_tokenizer(path: str | Path) -> ThunderTokenizer:
+    """The tokenizer saved in a directory, of the kind its ``thunder_tokenizer.json`` names: a Thunder tokenizer
+    (:class:`~thunder.tokenizer.ThunderTokenizer`) or a published release's (:class:`~thunder.release.ReleaseTokenizer`,
+    written by ``thunder import``). The one place that dispatches on the tokenizer format."""
+    kinds: dict[str, type[ThunderTokenizer]] = {TOKENIZER_FORMAT: ThunderTokenizer, RELEASE_FORMAT: ReleaseTokenizer}
+    found = read_saved_info(Path(path)).get("format")
+    if found not in kinds:
+        where = Path(path) / THUNDER_CONFIG
+        raise ValueError(f"{where}: unsupported tokenizer format {found!r} (known: {', '.join(kinds)})")
+    return kinds[found].from_pretrained(path)
 
 
 def tokenizer_files(tokenizer: Any) -> dict[str, bytes]:
@@ -203,8 +235,6 @@ def label_set_from_dict(d: Mapping[str, Any], taxonomy: str | Path | Taxonomy | 
     """A stored label set on its own stored taxonomy, or on ``taxonomy`` (checked against the stored one)."""
     taxonomy = _taxonomy(taxonomy)
     if d.get("kind") == "mapped":  # a converted release head (thunder.release)
-        from thunder.release import MappedLabelSet
-
         return MappedLabelSet.from_dict(dict(d), taxonomy)
     return LabelSet.from_dict(dict(d), taxonomy)
 
@@ -290,7 +320,8 @@ def export_checkpoint(checkpoint: str | Path, out: str | Path, tokenizer: str | 
         raise ArtefactError(f"{checkpoint} stores no tokenizer (trained without one?): pass --tokenizer DIR")
     label_set = label_set_from_dict(entry["label_set"]) if "label_set" in entry else None
     check_fit(model.config, tok, entry.get("tokenizer_fingerprint"), label_set, checkpoint)
-    return write_export(out, model, tok, label_set, entry["task"])
+    recipe = checkpoint_recipe(data)
+    return write_export(out, model, tok, label_set, entry["task"], **({"recipe": recipe} if recipe else {}))
 
 
 def write_export(
@@ -333,8 +364,6 @@ def load_exported(
     """
     path = Path(path)
     if path.is_dir() and not (path / EXPORT_FILE).exists():
-        from thunder.release import is_release_dir, load_release
-
         if is_release_dir(path):  # a published SNU Thunder-DeID model directory, converted in memory
             model, tokenizer, label_set, _ = load_release(path, taxonomy=_taxonomy(taxonomy))
             return model, tokenizer, label_set

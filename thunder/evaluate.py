@@ -20,19 +20,18 @@ searching the output text):
   (``tokenization: "chars"``). Only figures with the same tokenization are comparable. The predictions are the
   pipeline's final replaced spans (model ∪ recognizers, widened and propagated), not raw model tags.
 
-Input: a directory of annotated judgments, filled in once (``Synthesizer(seed, replacement="single")``, epoch 0;
-optionally only the ``--split`` that training held out), or a JSONL file of
+Input: the annotated judgments of a training recipe (:class:`~thunder.data.Recipe`, optionally only the ``--split``
+that training held out), filled once as the data module fills its test set, or a JSONL file of
 ``{"text": ..., "spans": [[start, end, label], ...], "id": ...}``. Examples::
 
     thunder evaluate --recognizers_only true                # the no-model baseline on the packaged demo corpus
-    D=../shared/data/snu-thunder-deid; M="[$D/mentions,$D/mentions-llm]"; A="[$D/tag_aliases.json]"
-    thunder evaluate --model runs/export --data $D/annotated --split test --mention_dirs $M --alias_files $A
+    thunder evaluate --model runs/small/finetune/checkpoints/last.ckpt --split test --mentions both   # its recipe
+    thunder evaluate --model runs/export --config configs/small.yaml --split test     # a config's recipe
 """
 
 from __future__ import annotations
 
 import itertools
-import json as jsonlib
 import sys
 import time
 from collections import Counter
@@ -43,10 +42,11 @@ from typing import Any, Protocol
 
 import torch
 
+from thunder.data import Recipe
 from thunder.deid import DeidResult, Deidentifier
-from thunder.mentions import DEMO_MENTIONS, MentionBank
 from thunder.metrics import TokenMetrics
-from thunder.synthesis import EntitySpan, SynthesizedDocument, Synthesizer, head_outside_labels
+from thunder.sources import jsonl_records
+from thunder.synthesis import EntitySpan, SynthesizedDocument
 from thunder.taxonomy import BINARY_TYPE, GRANULARITIES, Label, Taxonomy, UnknownTagError
 
 CHAR_TOKENIZATION = "chars"
@@ -535,96 +535,61 @@ def _progress(documents: Iterable[Any], enabled: bool) -> Iterable[Any]:
 # ------------------------------------------------------------------------------------------- input
 
 
-def read_jsonl(path: str | Path, taxonomy: Taxonomy) -> Iterator[SynthesizedDocument]:
-    """Documents from a JSONL file of ``{"text": ..., "spans": [[start, end, label], ...], "id": ...}``.
-
-    Labels may be raw tags; they are resolved through the taxonomy. Errors name the file and line.
-    """
+def read_gold(path: str | Path, taxonomy: Taxonomy) -> Iterator[SynthesizedDocument]:
+    """Documents with gold spans from a JSONL file of ``{"text": ..., "spans": [[start, end, label], ...], "id": ...}``
+    (:func:`thunder.sources.jsonl_records`). Labels may be raw tags; they are resolved through the taxonomy. Errors
+    name the file and line."""
     path = Path(path)
-    with path.open(encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{number}"
-            try:
-                record = jsonlib.loads(line)
-                if not isinstance(record, dict):
-                    raise ValueError(f"expected a JSON object with 'text' and 'spans', got {type(record).__name__}")
-                text, raw_spans = record["text"], record.get("spans", [])
-                if not isinstance(text, str):
-                    raise ValueError("'text' must be a string")
-                spans = []
-                for i, raw in enumerate(raw_spans):
-                    start, end, tag = raw[:3]
-                    if not (isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(text)):
-                        raise ValueError(f"span {i} {raw!r} is not a range inside the text (length {len(text)})")
-                    entity = str(raw[3]) if len(raw) > 3 else f"{tag}:{text[start:end]}"
-                    spans.append(EntitySpan(start, end, taxonomy.resolve(str(tag)).label.name, entity))
-            except UnknownTagError as error:
-                raise ValueError(f"{where}: {error}") from None
-            except KeyError as error:
-                raise ValueError(f"{where}: missing key {error}") from None
-            except (ValueError, TypeError, AttributeError) as error:
-                raise ValueError(f"{where}: {error}") from None
-            yield SynthesizedDocument(str(record.get("id", f"{path.stem}:{number}")), text, tuple(spans))
+    for number, record, reason in jsonl_records(path):
+        where = f"{path}:{number}"
+        if record is None:
+            raise ValueError(f"{where}: {reason}")
+        text, spans = record["text"], []
+        try:
+            for i, raw in enumerate(record.get("spans", [])):
+                start, end, tag = raw[:3]
+                if not (isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(text)):
+                    raise ValueError(f"span {i} {raw!r} is not a range inside the text (length {len(text)})")
+                entity = str(raw[3]) if len(raw) > 3 else f"{tag}:{text[start:end]}"
+                spans.append(EntitySpan(start, end, taxonomy.resolve(str(tag)).label.name, entity))
+        except UnknownTagError as error:
+            raise ValueError(f"{where}: {error}") from None
+        except (ValueError, TypeError, AttributeError) as error:
+            raise ValueError(f"{where}: {error}") from None
+        yield SynthesizedDocument(str(record.get("id", f"{path.stem}:{number}")), text, tuple(spans))
 
 
 def load_documents(
-    data: str | Path,
+    recipe: Recipe,
     taxonomy: Taxonomy,
-    seed: int = 0,
-    mention_dirs: Sequence[str | Path] | None = None,
     split: str | None = None,
-    split_fractions: Sequence[float] = (0.8, 0.1, 0.1),
-    split_seed: int = 0,
-    limit: int | None = None,
     mentions: str = "seen",
-    mention_holdout: float = 0.0,
-    generators: Mapping[str, Any] | None = None,
-    head_nouns: str = "inside",
+    limit: int | None = None,
 ) -> Iterator[SynthesizedDocument]:
-    """Evaluation documents from a JSONL file, or a directory of annotated judgments filled in once.
+    """The annotated judgments of a recipe's ``split`` (None: every judgment of its ``data_dir``), filled once exactly
+    as the data module fills its validation and test sets (:meth:`thunder.data.Filler.synthesizer`: the recipe's
+    ``seed``, epoch 0), so ``thunder evaluate`` and ``thunder test`` read the same documents.
 
-    A directory is read with :func:`thunder.data.read_corpus`, optionally cut to one ``split`` exactly as
-    :class:`~thunder.data.DeIdDataModule` cuts it (same fractions and ``split_seed``), and synthesized with
-    ``Synthesizer(seed=seed, replacement="single")`` at epoch 0 from ``mention_dirs`` (default: the demo lists).
-    With ``mention_holdout`` (the training data module's), ``mentions="seen"`` draws from the lists' training
-    part and ``"unseen"`` only from the held-back part, with the unseen person-name family (the holdout is keyed
-    by ``split_seed``, as in training); ``generators`` replaces label sources as the data module's option does;
-    ``head_nouns`` is the data module's option (``corpus``: the convention is read from the training split, or from
-    the whole directory without ``split``).
+    ``mentions="seen"`` draws from the training part of the mention lists, ``"unseen"`` only from the part
+    ``mention_holdout`` held back, with the unseen person-name family. ``head_nouns: corpus`` reads the convention from
+    the training split (from every judgment without ``split``).
     """
-    from thunder.data import HEAD_NOUNS, SPLITS, read_corpus, split_documents
+    from thunder.data import SPLITS, Filler, read_corpus
 
-    if head_nouns not in HEAD_NOUNS:
-        raise ValueError(f"head_nouns must be one of {HEAD_NOUNS}, got {head_nouns!r}")
     if mentions not in ("seen", "unseen"):
         raise ValueError(f"mentions must be 'seen' or 'unseen', got {mentions!r}")
-    if mentions == "unseen" and not mention_holdout:
+    if mentions == "unseen" and not recipe.mention_holdout:
         raise ValueError("unseen mentions need the training run's mention_holdout (e.g. 0.1): without one, every"
                          " list entry was seen in training")
-    path = Path(data)
-    if path.is_file():
-        if split is not None:
-            raise ValueError(f"--split applies to a directory of annotated judgments, not to {path}")
-        documents = read_jsonl(path, taxonomy)
-        yield from documents if limit is None else itertools.islice(documents, limit)
-        return
-    if not path.is_dir():
-        raise FileNotFoundError(f"evaluation data not found: {path}")
-    annotated = read_corpus([path])
-    convention = annotated
-    if split is not None:
+    filler = Filler(recipe, taxonomy)
+    if split is None:
+        annotated = read_corpus([recipe.corpus])
+        head_outside: frozenset[str] | None = filler.head_outside(annotated)
+    else:
         if split not in SPLITS:
             raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
-        shares = split_documents(annotated, split_fractions, split_seed)
-        annotated, convention = shares[split], shares["train"]
-    head_outside = head_outside_labels(convention, taxonomy) if head_nouns == "corpus" else frozenset()
-    bank = MentionBank.from_dirs(
-        taxonomy, list(mention_dirs) if mention_dirs else [DEMO_MENTIONS], generators=generators,
-        holdout=mention_holdout, part="heldout" if mentions == "unseen" else "train", holdout_seed=split_seed,
-    )  # fmt: skip
-    synthesizer = Synthesizer(taxonomy, bank, seed=seed, replacement="single", head_outside=head_outside)
+        annotated, head_outside = filler.documents()[split], None
+    synthesizer = filler.synthesizer("heldout" if mentions == "unseen" else "train", head_outside)
     for doc in annotated[:limit]:
         yield synthesizer(doc, epoch=0)
 

@@ -50,7 +50,13 @@ class PrepareOptions:
 def _tokenizer(path: str) -> ThunderTokenizer:
     # one worker is one core: no Rust thread pool competing with the other workers
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
-    return ThunderTokenizer.from_pretrained(path)
+    return _load_tokenizer(path)
+
+
+def _load_tokenizer(path: str) -> ThunderTokenizer:
+    from thunder.checkpoint import load_tokenizer  # not at import: a LitData worker needs no model code
+
+    return load_tokenizer(path)
 
 
 def held_out(text: str, val_fraction: float) -> bool:
@@ -112,7 +118,7 @@ def prepare_corpus(
         raise ValueError("max_chars and batch_chars must be positive")
     if num_workers < 1:
         raise ValueError(f"num_workers must be at least 1, got {num_workers}")
-    tokenizer = ThunderTokenizer.from_pretrained(options.tokenizer)  # fails here, not in a worker
+    tokenizer = _load_tokenizer(options.tokenizer)  # fails here, not in a worker
     spans = plan(inputs, split_bytes)
     if not spans:
         raise ValueError(f"no corpus files (*.txt, *.jsonl, *.md) under {', '.join(map(str, inputs))}")

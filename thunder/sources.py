@@ -15,7 +15,7 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 TEXT_SUFFIXES = (".txt", ".md")
 JSONL_SUFFIXES = (".jsonl",)
@@ -154,28 +154,36 @@ def read_documents(listing: Listing) -> Iterator[Document]:
             yield Document(str(file.path), "", file, error=f"cannot read ({error.strerror or error})")
 
 
-def read_jsonl(file: InputFile) -> Iterator[Document]:
-    """The ``{"id", "text"}`` records of a JSONL file (id default: ``NAME:LINE``); a bad record comes with ``error``."""
-    for number, line in enumerate(read_text(file.path).split("\n"), start=1):
+def jsonl_records(path: Path) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
+    """``(line, record, None)`` for every non-blank line of a JSONL file that is an object with a string ``"text"``,
+    ``(line, None, reason)`` for any other line; the file is read as strict UTF-8 (:class:`InputError`)."""
+    for number, line in enumerate(read_text(path).split("\n"), start=1):
         if not line.strip():
             continue
-        default_id = f"{file.path.name}:{number}"
         try:
             record = json.loads(line)
             if not isinstance(record, dict):
                 raise TypeError("not a JSON object")
-            text = record["text"]
-            if not isinstance(text, str):
+            if not isinstance(record["text"], str):
                 raise TypeError("'text' is not a string")
-            doc_id = record.get("id", default_id)
-            if not isinstance(doc_id, (str, int)) or isinstance(doc_id, bool):
-                raise TypeError("'id' is not a string or integer")
         except (ValueError, KeyError, TypeError) as error:
-            reason = f"missing {error}" if isinstance(error, KeyError) else str(error)
+            yield number, None, f"missing {error}" if isinstance(error, KeyError) else str(error)
+            continue
+        yield number, record, None
+
+
+def read_jsonl(file: InputFile) -> Iterator[Document]:
+    """The ``{"id", "text"}`` records of a JSONL file (id default: ``NAME:LINE``); a bad record comes with ``error``."""
+    for number, record, reason in jsonl_records(file.path):
+        default_id = f"{file.path.name}:{number}"
+        doc_id = default_id if record is None else record.get("id", default_id)
+        if record is not None and (not isinstance(doc_id, (str, int)) or isinstance(doc_id, bool)):
+            record, reason = None, "'id' is not a string or integer"
+        if record is None:
             yield Document(default_id, "", file, number, f"bad JSONL record ({reason})")
             continue
-        problem = _check_encodable(text)
-        yield Document(str(doc_id), "" if problem else text, file, number, problem)
+        problem = _check_encodable(record["text"])
+        yield Document(str(doc_id), "" if problem else record["text"], file, number, problem)
 
 
 def check_unique_ids(listing: Listing) -> None:

@@ -44,7 +44,6 @@ space; tokens that hold parts of one multi-byte character share that character's
 from __future__ import annotations
 
 import gc
-import importlib
 import importlib.metadata
 import json
 import re
@@ -74,8 +73,6 @@ PIECE_RULE = (
     "morpheme joins it; other whitespace runs are pieces of their own; pieces are passed to tokenizer.json as "
     "pre-split words (is_split_into_words=True); see thunder.tokenizer.morpheme_split"
 )
-# other formats of thunder_tokenizer.json -> "module:Class" (a ThunderTokenizer subclass) that loads them
-TOKENIZER_CLASSES = {"snu-release-mecab-bpe/1": "thunder.release:ReleaseTokenizer"}
 CACHE_SIZE = 1 << 18  # distinct pieces whose encoding a ThunderTokenizer keeps
 TRAIN_CHARS = 1 << 16  # longest text given to Mecab at once while training
 _MECAB_SPACE = "\t\n\v\r \x00"  # characters Mecab skips (NUL after our replacement); others become morphemes
@@ -442,11 +439,8 @@ class ThunderTokenizer:
         path = Path(path)
         info = read_saved_info(path)
         if info.get("format") != FORMAT:
-            other = TOKENIZER_CLASSES.get(info.get("format"))
-            if cls is ThunderTokenizer and other is not None:  # another tokenizer kind (thunder.release)
-                module, name = other.split(":")
-                return getattr(importlib.import_module(module), name).from_pretrained(path)
-            raise ValueError(f"{path / THUNDER_CONFIG}: unsupported format {info.get('format')!r} (expected {FORMAT!r})")
+            raise ValueError(f"{path / THUNDER_CONFIG}: format {info.get('format')!r}, expected {FORMAT!r} (load"
+                             " other formats with thunder.checkpoint.load_tokenizer)")  # fmt: skip
         check_mecab_versions(path, info["mecab"])
         return cls(PreTrainedTokenizerFast.from_pretrained(str(path)), mecab=info["mecab"])
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from lightning.pytorch import LightningDataModule
 
@@ -33,27 +33,37 @@ def highlight(document: SynthesizedDocument, colour: bool = True) -> str:
     return "".join(parts)
 
 
-def datamodule_from_config(config: str) -> LightningDataModule:
-    """The data module of a LightningCLI YAML config (its ``data:`` section), built by jsonargparse.
-
-    ``data`` holds ``class_path``/``init_args`` (subclass mode, as ``thunder fit`` expects) or, without
-    ``class_path``, the init arguments of :class:`DeIdDataModule`.
-    """
+def config_data_section(config: str) -> dict[str, Any]:
+    """The ``data:`` section of a LightningCLI YAML config as ``{"class_path", "init_args"}``; without ``class_path``
+    the section is the init arguments of :class:`DeIdDataModule`."""
     import yaml
-    from jsonargparse import ArgumentParser
 
     path = Path(config)
     if not path.is_file():
         raise FileNotFoundError(f"config file {config} not found")
-    content = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    try:
+        content = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as error:
+        raise ValueError(f"{config}: not valid YAML ({' '.join(str(error).split())})") from None
     section = content.get("data") if isinstance(content, dict) else None
     if not section:
         raise ValueError(f"{config}: no `data:` section")
-    if isinstance(section, dict) and "class_path" not in section:
+    if isinstance(section, str):  # a bare class path
+        section = {"class_path": section}
+    if not isinstance(section, dict):
+        raise ValueError(f"{config}: `data:` is a {type(section).__name__}, not a class_path or init arguments")
+    if "class_path" not in section:
         section = {"class_path": f"{DeIdDataModule.__module__}.{DeIdDataModule.__qualname__}", "init_args": section}
+    return section
+
+
+def datamodule_from_config(config: str) -> LightningDataModule:
+    """The data module of a LightningCLI YAML config (its ``data:`` section), built by jsonargparse."""
+    from jsonargparse import ArgumentParser
+
     parser = ArgumentParser(exit_on_error=False)
     parser.add_subclass_arguments(LightningDataModule, "data", required=True)
-    namespace = parser.parse_object({"data": section})
+    namespace = parser.parse_object({"data": config_data_section(config)})
     return parser.instantiate_classes(namespace).data
 
 

@@ -4,97 +4,142 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import itertools
 import json as jsonlib
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import thunder
+from thunder.checkpoint import load_tokenizer, stored_recipe
+from thunder.commands.data import config_data_section
+from thunder.data import Recipe
 from thunder.deid import PipelineOptions
-from thunder.evaluate import EvaluationReport, evaluate, load_documents
+from thunder.evaluate import EvaluationReport, evaluate, load_documents, read_gold
+from thunder.synthesis import SynthesizedDocument
+
+
+@dataclass
+class RecipeOptions:
+    """Where the evaluation documents come from: the training recipe stored with ``--model`` (a checkpoint's data
+    module state, an export's ``thunder.json``), or the one of ``config``, or the packaged demo; each other option
+    given replaces that recipe's setting.
+
+    Args:
+        config: a training config (LightningCLI YAML) whose ``data.init_args`` is the recipe (instead of the model's).
+        data: a directory of annotated judgments (instead of the recipe's corpus) or a JSONL file of
+            ``{"text", "spans": [[start, end, label], ...], "id"}`` (used as it is).
+        mention_dirs: mention list directories for the fillings.
+        alias_files: extra ``{raw tag: label}`` files, e.g. the corpus's ``tag_aliases.json``.
+        generators: per-label generators (``{label: name or {class_path, init_args}}``); ``{}``: none.
+        split_fractions: train/val/test fractions of the split.
+        split_seed: seed of the split and of the mention holdout.
+        mention_holdout: share of every mention list training never saw (needed for ``--mentions unseen``).
+        head_nouns: gold spans of filled mentions: ``inside`` covers the whole mention; ``corpus`` keeps a generic
+            head noun ending it (``래미안아파트``) outside the span where the training split's annotators mostly write
+            it after the placeholder (quasi labels only).
+        seed: filling seed (one fixed filling, epoch 0; the recipe's seed fills as ``thunder test`` does).
+    """
+
+    config: str | None = None
+    data: str | None = None
+    mention_dirs: list[str] | None = None
+    alias_files: list[str] | None = None
+    generators: dict[str, str | dict] | None = None
+    split_fractions: tuple[float, float, float] | None = None
+    split_seed: int | None = None
+    mention_holdout: float | None = None
+    head_nouns: Literal["inside", "corpus"] | None = None
+    seed: int | None = None
+
+    def recipe(self, model: str | None) -> tuple[Recipe, str]:
+        """The recipe these options give with ``model``'s stored one, its paths found; and where it comes from."""
+        if self.config is not None:
+            init_args = config_data_section(self.config).get("init_args") or {}
+            base, source = Recipe.from_dict(init_args), self.config
+            bases = [Path.cwd(), *Path(self.config).resolve().parents]
+        elif model is not None and (stored := stored_recipe(model)) is not None:
+            base, source = Recipe.from_dict(stored), model
+            bases = [*([base.root] if base.root else []), Path.cwd(), *Path(model).resolve().parents]
+        else:
+            base, bases = Recipe(), []
+            source = "the packaged demo" + (f" ({model} stores no recipe: --config names one)" if model else "")
+        given = {name: value for name, value in self._overrides().items() if value is not None}
+        # replaced settings are not looked for; --data replaces the corpus and every explicit split directory
+        reset = set(given) | ({"train_dirs", "val_dirs", "test_dirs"} if self.data is not None else set())
+        defaults = {f.name: f.default for f in dataclasses.fields(Recipe) if f.name in reset}
+        located = dataclasses.replace(base, **defaults).located(bases, f"recipe of {source}")
+        return dataclasses.replace(located, **given), source
+
+    def _overrides(self) -> dict[str, Any]:
+        return {
+            "data_dir": self.data, "mention_dirs": self.mention_dirs, "alias_files": self.alias_files,
+            "generators": self.generators, "split": self.split_fractions, "split_seed": self.split_seed,
+            "mention_holdout": self.mention_holdout, "head_nouns": self.head_nouns, "seed": self.seed,
+        }  # fmt: skip
 
 
 def evaluate_command(
-    data: str | None = None,
     pipeline: PipelineOptions = PipelineOptions(),
+    recipe: RecipeOptions = RecipeOptions(),
     recognizers_only: bool = False,
-    seed: int = 0,
-    mention_dirs: list[str] | None = None,
-    alias_files: list[str] | None = None,
+    split: Literal["train", "val", "test"] | None = None,
+    mentions: Literal["seen", "unseen", "both"] = "seen",
     tokenizer: str | None = None,
     granularity: Literal["label", "category", "binary"] | None = None,
     show_leaks: bool = False,
     json: str | None = None,
-    split: Literal["train", "val", "test"] | None = None,
-    split_fractions: tuple[float, float, float] = (0.8, 0.1, 0.1),
-    split_seed: int = 0,
     limit: int | None = None,
     context: int = 30,
     name: str | None = None,
-    mentions: Literal["seen", "unseen", "both"] = "seen",
-    mention_holdout: float = 0.0,
-    generators: dict[str, str | dict] | None = None,
-    head_nouns: Literal["inside", "corpus"] = "inside",
 ) -> EvaluationReport | dict[str, EvaluationReport]:
     """Score a de-identification model (or the recognizers alone) on documents with gold spans.
 
     Prints Markdown tables: binary and micro token P/R/F1, leak rates (all, direct/quasi, per category,
     per direct label) and over-redaction. The model, recognizers, operators, windows and threshold are the
-    options of ``thunder deid``, so a custom recognizer or operator is evaluated exactly as it will run.
+    options of ``thunder deid``, so a custom recognizer or operator is evaluated exactly as it will run. The
+    documents are the training recipe's (see the recipe options), filled as ``thunder test`` fills them.
 
     Args:
-        data: directory of annotated judgments (filled in with ``--seed``) or JSONL of
-            ``{"text", "spans": [[start, end, label], ...], "id"}``. Default: the packaged demo corpus.
         recognizers_only: the no-model baseline: pattern recognizers alone (instead of --model).
-        seed: synthesis seed for annotated input (one fixed filling, epoch 0).
-        mention_dirs: mention list directories for synthesis (default: the packaged demo lists).
-        alias_files: extra ``{raw tag: label}`` files, e.g. the corpus's ``tag_aliases.json`` (as in training).
-        tokenizer: ThunderTokenizer directory for the token metrics; default the model's tokenizer, or
+        split: evaluate one split of the recipe's judgments, as training cut it (default: every judgment).
+        mentions: fill the judgments with the mentions training saw (``seen``), only with those it never saw
+            (``unseen``: the held-back share of every mention list and the unseen person-name family), or ``both``
+            (two reports and a comparison table; ``--json`` then holds ``{"seen": ..., "unseen": ...}``).
+        tokenizer: a tokenizer directory for the token metrics; default the model's tokenizer, or
             one token per non-whitespace character without a model.
         granularity: entity types for the micro metrics: label | category | binary (default: the model's).
         show_leaks: list every leaked mention with document id and context.
         json: write the full report (with per-category figures and run metadata) to this file.
-        split: evaluate one split of the annotated directory, cut as in training (``DeIdDataModule``).
-        split_fractions: train/val/test fractions of that split (the training config's ``split``).
-        split_seed: the training config's ``split_seed``.
         limit: evaluate only the first N documents.
         context: characters of context each side of a leaked mention.
         name: system name in the tables (default: the model path, or "recognizers").
-        mentions: fill annotated judgments with the mentions training saw (``seen``), only with those it never saw
-            (``unseen``: the held-back share of every mention list and the unseen person-name family), or ``both``
-            (two reports and a comparison table; ``--json`` then holds ``{"seen": ..., "unseen": ...}``).
-        mention_holdout: the training data module's ``mention_holdout`` (required for ``unseen``); the holdout is
-            keyed by ``--split_seed`` as in training.
-        generators: the training data module's ``generators`` (``{label: name or {class_path, init_args}}``).
-        head_nouns: gold spans of filled mentions: ``inside`` covers the whole mention; ``corpus`` keeps a generic
-            head noun ending it (``래미안아파트``) outside the span where the corpus's annotators mostly write it after
-            the placeholder (quasi labels only; read from the training split).
     """
     if (pipeline.model is None) == (not recognizers_only):
         raise ValueError("give exactly one of --model DIR_OR_CKPT and --recognizers_only true")
-    deidentifier = pipeline.build()
-    tax = deidentifier.taxonomy
-    if alias_files:
-        tax = tax.with_alias_files(alias_files)
-    token_source = None
-    if tokenizer is not None:
-        from thunder.tokenizer import ThunderTokenizer
-
-        token_source = ThunderTokenizer.from_pretrained(tokenizer)
-    if data is None:
-        from thunder.data import DEMO_CORPUS
-
-        data = str(DEMO_CORPUS)
     if mentions not in ("seen", "unseen", "both"):
         raise ValueError(f"--mentions must be seen, unseen or both, got {mentions!r}")
-    if mentions != "seen" and not mention_holdout:
-        raise ValueError("--mentions unseen|both needs --mention_holdout (the training data module's, e.g. 0.1)")
+    settings, source = recipe.recipe(pipeline.model)
+    if mentions != "seen" and not settings.mention_holdout:
+        raise ValueError(f"--mentions {mentions} needs a mention_holdout: the recipe of {source} has none"
+                         " (--mention_holdout, the training data module's, e.g. 0.1)")  # fmt: skip
+    if pipeline.model is None and pipeline.taxonomy is None:  # the recognizers look labels up in the recipe's
+        pipeline = dataclasses.replace(pipeline, taxonomy=settings.taxonomy)
+    deidentifier = pipeline.build()
+    gold = recipe.data is not None and Path(recipe.data).is_file()
+    if gold and split is not None:
+        raise ValueError(f"--split applies to a directory of annotated judgments, not to {recipe.data}")
+    print(f"thunder evaluate: {f'gold spans of {recipe.data}' if gold else f'recipe of {source}'}", file=sys.stderr)
+    tax = deidentifier.taxonomy.with_alias_files(settings.alias_files) if settings.alias_files else deidentifier.taxonomy
+    token_source = load_tokenizer(tokenizer) if tokenizer is not None else None
     reports: dict[str, EvaluationReport] = {}
     for part in ("seen", "unseen") if mentions == "both" else (mentions,):
-        documents = load_documents(
-            data, tax, seed=seed, mention_dirs=mention_dirs, split=split, split_fractions=split_fractions,
-            split_seed=split_seed, limit=limit, mentions=part, mention_holdout=mention_holdout, generators=generators,
-            head_nouns=head_nouns,
-        )  # fmt: skip
+        if gold:
+            documents: Iterable[SynthesizedDocument] = itertools.islice(read_gold(str(recipe.data), tax), limit)
+        else:
+            documents = load_documents(settings, tax, split=split, mentions=part, limit=limit)
         reports[part] = evaluate(
             deidentifier, documents, taxonomy=tax, tokenizer=token_source, granularity=granularity, context=context,
             batch_size=pipeline.batch_size, progress=True,
@@ -106,17 +151,19 @@ def evaluate_command(
         "model": model,
         "recognizers_only": recognizers_only,
         "pipeline": dataclasses.asdict(pipeline),
-        "data": data,
-        "seed": seed,
-        "mention_dirs": mention_dirs,
-        "alias_files": alias_files,
-        "generators": generators,
-        "head_nouns": head_nouns,
-        "mention_holdout": mention_holdout,
+        "data": recipe.data if gold else settings.corpus,
+        "recipe": settings.to_dict(),
+        "recipe_from": source,
+        "seed": settings.seed,
+        "mention_dirs": list(settings.mention_lists),
+        "alias_files": list(settings.alias_files),
+        "generators": settings.generators,
+        "head_nouns": settings.head_nouns,
+        "mention_holdout": settings.mention_holdout,
         "taxonomy": tax.name,
         "split": split,
-        "split_fractions": list(split_fractions) if split else None,
-        "split_seed": split_seed if split or mention_holdout else None,
+        "split_fractions": list(settings.split) if split else None,
+        "split_seed": settings.split_seed if split or settings.mention_holdout else None,
         "limit": limit,
         "threshold": pipeline.threshold if model else None,
         "thunder_version": thunder.__version__,
@@ -124,7 +171,8 @@ def evaluate_command(
     }
     for part, report in reports.items():
         report.meta.update({**meta, "mentions": part})
-        print(report.format(show_leaks=show_leaks, name=f"{system} ({part} mentions)" if mention_holdout else None))
+        label = f"{system} ({part} mentions)" if settings.mention_holdout else None
+        print(report.format(show_leaks=show_leaks, name=label))
     if len(reports) > 1:
         header, _ = reports["seen"].summary_row("")
         print("\n".join([header, *(r.summary_row(f"{system}, {p} mentions")[1] for p, r in reports.items())]))

@@ -1,0 +1,359 @@
+"""Masked-LM pretraining data: synthesized judgments and/or plain text, masked and packed into blocks.
+
+:class:`MLMDataModule` reads synthesized judgments and/or plain-text files, masks 15% of tokens (80% ``[MASK]``, 10%
+random, 10% unchanged), optionally whole Mecab-ko morphemes at once, and packs the documents of a batch into
+``max_length`` blocks; or reads the token shards of ``thunder data prepare`` (:mod:`thunder.shards`).
+"""
+
+from __future__ import annotations
+
+import random
+from bisect import bisect_right
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal, Sequence
+
+import torch
+from lightning.pytorch import LightningDataModule
+from torch.utils.data import DataLoader
+
+from thunder.annotation import AnnotatedDocument
+from thunder.checkpoint import load_tokenizer
+from thunder.data.labels import IGNORE_INDEX, Example, TokenCollator
+from thunder.data.loaders import EpochDataset, evaluation_loader, training_loader
+from thunder.data.recipe import DEMO_TOKENIZER, Filler, Recipe, check_choice, check_inputs, check_positive
+from thunder.data.splits import read_corpus
+from thunder.synthesis import Synthesizer, stable_seed
+from thunder.tokenizer import ThunderTokenizer, morpheme_pieces
+
+
+def morpheme_groups(text: str, offsets: Sequence[tuple[int, int]]) -> list[int]:
+    """Index of the Mecab-ko morpheme (tokenizer piece) each token belongs to, for whole-morpheme masking."""
+    piece_starts = [start for start, _ in morpheme_pieces(text)]
+    return [max(bisect_right(piece_starts, start) - 1, 0) for start, _ in offsets]
+
+
+def mask_tokens(
+    ids: Sequence[int],
+    rng: random.Random,
+    mask_token_id: int,
+    vocab_size: int,
+    special_ids: Sequence[int],
+    probability: float = 0.15,
+    groups: Sequence[int] | None = None,
+) -> Example:
+    """BERT masking: each token (or each group, e.g. morpheme, as a whole) is chosen with ``probability``.
+
+    A chosen token becomes ``[MASK]`` (80%), a random non-special token (10%) or stays (10%); ``labels`` holds the
+    original id at chosen positions and -100 elsewhere.
+    """
+    input_ids, labels = list(ids), [IGNORE_INDEX] * len(ids)
+    special = set(special_ids)
+    chosen_groups: dict[int, bool] = {}
+    for position, token in enumerate(ids):
+        if groups is None:
+            chosen = rng.random() < probability
+        else:
+            group = groups[position]
+            if group not in chosen_groups:
+                chosen_groups[group] = rng.random() < probability
+            chosen = chosen_groups[group]
+        if not chosen or token in special:
+            continue
+        labels[position] = token
+        roll = rng.random()
+        if roll < 0.8:
+            input_ids[position] = mask_token_id
+        elif roll < 0.9:
+            replacement = rng.randrange(vocab_size - len(special))
+            for special_id in sorted(special):  # skip over special ids
+                if replacement >= special_id:
+                    replacement += 1
+            input_ids[position] = replacement
+    return {"input_ids": input_ids, "labels": labels}
+
+
+class MLMDataset(EpochDataset):
+    """Masked documents: annotated judgments (synthesized per epoch) and plain-text chunks; item = one document."""
+
+    def __init__(
+        self,
+        items: Sequence[AnnotatedDocument | str],
+        synthesizer: Synthesizer | None,
+        tokenizer: ThunderTokenizer,
+        seed: int,
+        probability: float = 0.15,
+        whole_morpheme: bool = False,
+        epoch: int | None = None,
+    ) -> None:
+        super().__init__(epoch)
+        self.items = list(items)
+        self.synthesizer = synthesizer
+        self.tokenizer = tokenizer
+        self.seed = seed
+        self.probability = probability
+        self.whole_morpheme = whole_morpheme
+        self.special_ids = sorted(
+            {
+                tokenizer.pad_token_id,
+                tokenizer.cls_token_id,
+                tokenizer.sep_token_id,
+                tokenizer.unk_token_id,
+                tokenizer.mask_token_id,
+            }
+        )
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def text(self, index: int, epoch: int) -> str:
+        """Text of item ``index`` at ``epoch``: synthesized for a judgment, as is for plain text."""
+        item = self.items[index]
+        if isinstance(item, str):
+            return item
+        assert self.synthesizer is not None
+        return self.synthesizer(item, epoch=epoch).text
+
+    def __getitem__(self, key: int | tuple[int, int]) -> Example:
+        epoch, index = self.resolve(key)
+        text = self.text(index, epoch)
+        encoding = self.tokenizer.encode(text)
+        groups = morpheme_groups(text, encoding.offsets) if self.whole_morpheme else None
+        rng = random.Random(stable_seed("mask", self.seed, epoch, index))
+        return mask_tokens(
+            encoding.ids,
+            rng,
+            self.tokenizer.mask_token_id,
+            self.tokenizer.vocab_size,
+            self.special_ids,
+            self.probability,
+            groups,
+        )
+
+
+@dataclass
+class PackingCollator:
+    """Packs the documents of a batch into ``[CLS]``-led blocks of at most ``max_length`` tokens.
+
+    Documents are concatenated in order, each followed by ``[SEP]``, and cut every ``max_length - 1`` tokens; the
+    last block is right-padded. No token is dropped, so the number of rows varies with the batch's text.
+    """
+
+    max_length: int
+    cls_token_id: int
+    sep_token_id: int
+    pad_token_id: int
+
+    def __call__(self, items: Sequence[Example]) -> dict[str, torch.Tensor]:
+        stream: list[int] = []
+        stream_labels: list[int] = []
+        for item in items:
+            stream += [*item["input_ids"], self.sep_token_id]
+            stream_labels += [*item["labels"], IGNORE_INDEX]
+        size = self.max_length - 1
+        blocks = [
+            {
+                "input_ids": [self.cls_token_id, *stream[i : i + size]],
+                "labels": [IGNORE_INDEX, *stream_labels[i : i + size]],
+            }
+            for i in range(0, len(stream), size)
+        ]
+        return TokenCollator(self.pad_token_id)(blocks)
+
+
+def read_text_chunks(paths: Sequence[str | Path], max_chars: int) -> list[str]:
+    """Plain-text files (or ``*.txt`` under directories) cut at line ends into chunks of about ``max_chars``.
+
+    Lines longer than ``max_chars`` are cut at ``max_chars``; nothing is dropped except empty chunks.
+    """
+    files: list[Path] = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            files += sorted(path.rglob("*.txt"))
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise FileNotFoundError(f"text corpus path {path} does not exist")
+    chunks: list[str] = []
+    for file in files:
+        try:
+            text = file.read_text(encoding="utf-8")
+        except UnicodeDecodeError as error:
+            raise ValueError(f"{file}: not UTF-8 (byte {error.start})") from error
+        current = ""
+        for line in text.splitlines(keepends=True):
+            while len(line) > max_chars:
+                if current:
+                    chunks.append(current)
+                    current = ""
+                chunks.append(line[:max_chars])
+                line = line[max_chars:]
+            if len(current) + len(line) > max_chars and current:
+                chunks.append(current)
+                current = ""
+            current += line
+        if current:
+            chunks.append(current)
+    return [chunk for chunk in chunks if chunk.strip()]
+
+
+class MLMDataModule(LightningDataModule):
+    """Masked-LM pretraining data: synthesized judgments and/or plain text, masked and packed to ``max_length``.
+
+    Args:
+        tokenizer: Directory of a Thunder tokenizer; None: the packaged demo tokenizer.
+        data_dir: Annotated judgments to synthesize (None: the packaged demo corpus).
+        use_judgments: Include the synthesized judgments of ``data_dir`` (False: plain text only).
+        text_paths: Plain-text corpus: ``.txt`` files or directories searched recursively for them.
+        mention_dirs: Mention-list directories; None: the packaged demo lists.
+        taxonomy: Taxonomy file; None: the packaged default.
+        alias_files: Extra raw-tag alias files for the taxonomy.
+        max_length: Tokens per packed block including ``[CLS]``.
+        mlm_probability: Share of tokens (or morphemes) chosen for prediction.
+        whole_morpheme: Mask all BPE pieces of a Mecab-ko morpheme together.
+        batch_size: Documents per batch (packed into as many blocks as they need).
+        num_workers: DataLoader worker processes.
+        seed: Seed of synthesis, masking and order.
+        replacement: ``per_epoch`` or ``single`` mention sampling for the judgments.
+        val_fraction: Share of documents held out for validation (chosen by a stable hash).
+        judgments: ``train``: only the train share of ``data_dir`` under ``split``/``split_seed`` (the split
+            :class:`DeIdDataModule` makes with the same values), so pretraining never reads held-out judgments;
+            ``all``: every judgment.
+        split: Train/val/test fractions used with ``judgments: train``.
+        split_seed: Seed of that split (and of the mention holdout).
+        mention_holdout: Share of every mention list held back (as in :class:`DeIdDataModule`): pretraining draws
+            only from the rest, so the unseen test mentions stay unseen.
+        prepared_dir: Output of ``thunder data prepare`` (made with ``tokenizer``): train from its token shards
+            instead (``data_dir``, ``text_paths`` and the judgments are not read). Batches are then ``batch_size``
+            full blocks of ``max_length`` tokens, shuffled per epoch, distinct per rank and worker, resumable
+            mid-epoch (LitData ``StreamingDataLoader``); any ``max_length`` reuses the same shards (phase 2).
+    """
+
+    def __init__(
+        self,
+        tokenizer: str | None = None,
+        data_dir: str | None = None,
+        use_judgments: bool = True,
+        text_paths: list[str] | None = None,
+        mention_dirs: list[str] | None = None,
+        taxonomy: str | None = None,
+        alias_files: list[str] | None = None,
+        max_length: int = 512,
+        mlm_probability: float = 0.15,
+        whole_morpheme: bool = False,
+        batch_size: int = 8,
+        num_workers: int = 0,
+        seed: int = 0,
+        replacement: Literal["per_epoch", "single"] = "per_epoch",
+        val_fraction: float = 0.01,
+        judgments: Literal["train", "all"] = "train",
+        split: tuple[float, float, float] = (0.8, 0.1, 0.1),
+        split_seed: int = 0,
+        prepared_dir: str | None = None,
+        mention_holdout: float = 0.0,
+    ) -> None:
+        super().__init__()
+        self.recipe = Recipe(
+            data_dir=data_dir, mention_dirs=mention_dirs, taxonomy=taxonomy, alias_files=alias_files or (),
+            split=split, split_seed=split_seed, mention_holdout=mention_holdout, seed=seed, replacement=replacement,
+        )  # fmt: skip
+        check_choice("judgments", judgments, ("train", "all"))
+        check_positive(batch_size=batch_size)
+        if num_workers < 0:
+            raise ValueError(f"num_workers must be >= 0, got {num_workers}")
+        if max_length < 3:
+            raise ValueError(f"max_length must be at least 3, got {max_length}")
+        if not 0 < mlm_probability < 1:
+            raise ValueError(f"mlm_probability must be in (0, 1), got {mlm_probability}")
+        if not 0 <= val_fraction < 1:
+            raise ValueError(f"val_fraction must be in [0, 1), got {val_fraction}")
+        if not use_judgments and not text_paths and not prepared_dir:
+            raise ValueError("nothing to train on: use_judgments is False and no text_paths are given")
+        self.tokenizer_path = str(tokenizer) if tokenizer is not None else str(DEMO_TOKENIZER)
+        self.use_judgments = use_judgments
+        self.text_paths = list(text_paths or [])
+        self.max_length = max_length
+        self.mlm_probability = mlm_probability
+        self.whole_morpheme = whole_morpheme
+        self.batch_size, self.num_workers = batch_size, num_workers
+        self.val_fraction = val_fraction
+        self.judgments = judgments
+        self.prepared_dir = prepared_dir
+        judgments_read = use_judgments and prepared_dir is None
+        check_inputs(
+            self.tokenizer_path, prepared_dir=prepared_dir, data_dir=self.recipe.corpus if judgments_read else None,
+            mention_dirs=self.recipe.mention_lists if judgments_read else None,
+            text_paths=self.text_paths if prepared_dir is None else None,
+        )  # fmt: skip
+        self.datasets: dict[str, Any] = {}
+
+    @cached_property
+    def tokenizer(self) -> ThunderTokenizer:
+        """The tokenizer, loaded on first use."""
+        return load_tokenizer(self.tokenizer_path)
+
+    def setup(self, stage: str | None = None) -> None:
+        """Read judgments and text, hold out ``val_fraction`` and build the datasets (once)."""
+        if self.datasets:
+            return
+        if self.prepared_dir is not None:
+            self._setup_prepared()
+            return
+        items: list[AnnotatedDocument | str] = []
+        synthesizer: Synthesizer | None = None
+        if self.use_judgments:
+            filler = Filler(self.recipe, self.recipe.load_taxonomy())
+            train_only = self.judgments == "train"
+            items += filler.documents()["train"] if train_only else read_corpus([self.recipe.corpus])
+            synthesizer = filler.training_synthesizer()
+        items += read_text_chunks(self.text_paths, max_chars=4 * self.max_length)
+        parts: dict[str, list[AnnotatedDocument | str]] = {"train": [], "val": []}
+        for item in items:
+            key = item if isinstance(item, str) else item.doc_id
+            held_out = stable_seed("mlm-val", key) / 2**64 < self.val_fraction
+            parts["val" if held_out else "train"].append(item)
+        for name, epoch in (("train", None), ("val", 0)):
+            self.datasets[name] = MLMDataset(
+                parts[name], synthesizer, self.tokenizer, self.recipe.seed, self.mlm_probability, self.whole_morpheme,
+                epoch,
+            )
+
+    def _collator(self) -> PackingCollator:
+        tok = self.tokenizer
+        return PackingCollator(self.max_length, tok.cls_token_id, tok.sep_token_id, tok.pad_token_id)
+
+    def _setup_prepared(self) -> None:
+        """Datasets over the prepared shards' ``train`` and (when present) ``val`` directories."""
+        from thunder.shards import MaskedBlocks, read_manifest
+
+        manifest = read_manifest(self.prepared_dir, self.tokenizer_path)
+        for name, shuffle in (("train", True), ("val", False)):
+            if manifest["tokens"].get(name):
+                self.datasets[name] = MaskedBlocks(
+                    Path(self.prepared_dir) / name, self.max_length, self.tokenizer, self.recipe.seed,
+                    self.mlm_probability, self.whole_morpheme, shuffle, masking_epoch=None if shuffle else 0,
+                )  # fmt: skip
+
+    def _prepared_loader(self, name: str) -> Any:
+        from litdata import StreamingDataLoader
+
+        from thunder.shards import collate_blocks
+
+        if name not in self.datasets:
+            return []
+        return StreamingDataLoader(
+            self.datasets[name], batch_size=self.batch_size, num_workers=self.num_workers, collate_fn=collate_blocks
+        )
+
+    def train_dataloader(self) -> Any:
+        if self.prepared_dir is not None:
+            return self._prepared_loader("train")
+        return training_loader(self, self.datasets["train"], self.batch_size, self.num_workers, self._collator(),
+                               self.recipe.seed)  # fmt: skip
+
+    def val_dataloader(self) -> DataLoader | list:
+        if self.prepared_dir is not None:
+            return self._prepared_loader("val")
+        return evaluation_loader(self.datasets["val"], self.batch_size, self.num_workers, self._collator(),
+                                 self.recipe.seed)  # fmt: skip
