@@ -13,7 +13,8 @@ from torch.utils.data import DataLoader
 from transformers import AutoModelForTokenClassification
 
 from thunder.cli import main
-from thunder.checkpoint import export_checkpoint, load_exported
+from thunder.checkpoint import export_checkpoint, load_exported, stored_recipe
+from thunder.data import Recipe
 from thunder.models import MaskedLM, TokenClassifier
 from thunder.tokenizer import ThunderTokenizer
 
@@ -76,3 +77,16 @@ def test_exported_mlm_initialises_a_token_classifier(tmp_path, tokenizer, tokeni
     classifier.build()
     encoder = mlm.model.base_model.state_dict()
     assert all(torch.equal(v, encoder[k]) for k, v in classifier.model.base_model.state_dict().items())
+
+
+def test_an_export_carries_the_training_recipe(trained, tmp_path) -> None:
+    """``thunder evaluate --model EXPORT`` reads the recipe the checkpoint's data module kept."""
+    checkpoint, _ = trained
+    assert stored_recipe(checkpoint) is None and "recipe" not in json.loads(
+        (export_checkpoint(checkpoint, tmp_path / "plain") / "thunder.json").read_text(encoding="utf-8"))
+    state = torch.load(checkpoint, weights_only=True)
+    recipe = Recipe(data_dir="corpus", mention_holdout=0.1, seed=2, root=str(tmp_path)).to_dict()
+    torch.save({**state, "DeIdDataModule": {"seed": 2, "recipe": recipe}}, tmp_path / "with_recipe.ckpt")
+    out = export_checkpoint(tmp_path / "with_recipe.ckpt", tmp_path / "hf")
+    assert json.loads((out / "thunder.json").read_text(encoding="utf-8"))["recipe"] == recipe
+    assert stored_recipe(out) == stored_recipe(tmp_path / "with_recipe.ckpt") == recipe

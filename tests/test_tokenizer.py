@@ -242,6 +242,21 @@ def test_loading_warns_when_mecab_versions_differ(tokenizer: ThunderTokenizer, t
         ThunderTokenizer.from_pretrained(tmp_path)
 
 
+def test_the_format_is_dispatched_in_one_place(tokenizer: ThunderTokenizer, tmp_path: Path) -> None:
+    """``thunder.checkpoint.load_tokenizer`` picks the class a saved tokenizer's format names; a class loads only its
+    own format."""
+    from thunder.checkpoint import load_tokenizer
+
+    tokenizer.save_pretrained(tmp_path)
+    assert type(load_tokenizer(tmp_path)) is ThunderTokenizer
+    info_path = tmp_path / "thunder_tokenizer.json"
+    info_path.write_text(json.dumps({**json.loads(info_path.read_text(encoding="utf-8")), "format": "other/1"}))
+    with pytest.raises(ValueError, match="unsupported tokenizer format 'other/1'"):
+        load_tokenizer(tmp_path)
+    with pytest.raises(ValueError, match="format 'other/1'.*thunder.checkpoint.load_tokenizer"):
+        ThunderTokenizer.from_pretrained(tmp_path)
+
+
 def test_from_pretrained_rejects_a_plain_directory(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="not a Thunder tokenizer"):
         ThunderTokenizer.from_pretrained(tmp_path)

@@ -123,8 +123,8 @@ class Recipe:
         return values
 
     def replace(self, **changes: Any) -> Recipe:
-        """A copy with ``changes`` (None values leave a field as it is)."""
-        return dataclasses.replace(self, **{key: value for key, value in changes.items() if value is not None})
+        """A copy with ``changes``."""
+        return dataclasses.replace(self, **changes)
 
     @property
     def corpus(self) -> str:
