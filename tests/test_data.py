@@ -15,7 +15,6 @@ from lightning.pytorch import LightningModule, Trainer
 from lightning.pytorch.callbacks import Callback, ModelCheckpoint
 
 from thunder.commands.data import preview_command
-from thunder.corpus import iter_documents
 from thunder.data import (
     DEMO_CORPUS,
     IGNORE_INDEX,
@@ -36,24 +35,6 @@ from thunder.taxonomy import LabelSet, Taxonomy
 from thunder.tokenizer import ThunderTokenizer
 
 torch.set_num_threads(1)
-
-
-@pytest.fixture(scope="module")
-def tokenizer_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A tiny ThunderTokenizer trained on the demo corpus (a few seconds)."""
-    path = tmp_path_factory.mktemp("tokenizer")
-    ThunderTokenizer.train(iter_documents([DEMO_CORPUS]), vocab_size=800).save_pretrained(path)
-    return path
-
-
-@pytest.fixture(scope="module")
-def tokenizer(tokenizer_dir: Path) -> ThunderTokenizer:
-    return ThunderTokenizer.from_pretrained(tokenizer_dir)
-
-
-@pytest.fixture(scope="module")
-def taxonomy() -> Taxonomy:
-    return Taxonomy.load()
 
 
 def datamodule(tokenizer_dir: Path, **kwargs) -> DeIdDataModule:

@@ -264,6 +264,7 @@ def test_invariants_hold_for_any_spans(text: str, raw: list[tuple[int, int, str]
 
 @pytest.fixture(scope="module")
 def tokenizer():
+    """A tokenizer of this module's texts (not the shared one): the tests below rely on how it cuts their names."""
     from thunder.tokenizer import ThunderTokenizer
 
     texts = [FILLER, "피고인 홍길동은 피해자 김철수에게 전화하였다.", "주민등록번호 900101-1234568"] * 4
@@ -271,8 +272,9 @@ def tokenizer():
 
 
 @pytest.fixture(scope="module")
-def label_set() -> LabelSet:
-    return LabelSet(Taxonomy.load(), "label", "IO")
+def label_set(taxonomy: Taxonomy) -> LabelSet:
+    """Label-level IO tags (the shared fixture is category-level BIO)."""
+    return LabelSet(taxonomy, "label", "IO")
 
 
 class KeywordModel(torch.nn.Module):

@@ -38,11 +38,6 @@ def docs() -> dict[Path, str]:
     return documents()
 
 
-@pytest.fixture(scope="module")
-def taxonomy() -> Taxonomy:
-    return Taxonomy.load()
-
-
 def test_corpus_is_packaged_with_three_case_types(docs: dict[Path, str]) -> None:
     annotated = demo_root() / "annotated"
     counts = {case: len(list((annotated / case).glob("doc_*.md"))) for case in CASE_TYPES}

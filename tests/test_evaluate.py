@@ -57,17 +57,11 @@ class FakeDeidentifier:
         return FakeResult(text, tuple(spans))
 
 
-@pytest.fixture(scope="module")
-def taxonomy() -> Taxonomy:
-    tax = Taxonomy.load()
-    assert tax.labels[NAME].tier1 == "direct" and tax.labels[PLACE].tier1 == "quasi"
-    return tax
-
-
 @pytest.fixture()
 def hand_made(taxonomy: Taxonomy) -> ev.EvaluationReport:
     """김철수 replaced (correct), 이영희 partly replaced and mistyped (partial leak), 행복 missed (full leak),
     "피해자" replaced though it is no identifier (over-redaction)."""
+    assert taxonomy.labels[NAME].tier1 == "direct" and taxonomy.labels[PLACE].tier1 == "quasi"
     doc = SynthesizedDocument("doc-1", TEXT, tuple(_span(TEXT, m, lab) for m, lab in SPANS.items()))
     fake = FakeDeidentifier({TEXT: [("김철수", NAME), ("이영", PLACE), ("피해자", NAME)]})
     return ev.evaluate(fake, [doc], taxonomy=taxonomy, granularity="label")

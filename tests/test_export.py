@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 import torch
-from test_models import label_set, one_thread, tokenizer, tokenizer_dir  # noqa: F401  (shared fixtures)
 from test_models import RepeatedBatch, mlm_batch, token_batch, trainer
 from torch.utils.data import DataLoader
 from transformers import AutoModelForTokenClassification
@@ -17,6 +16,8 @@ from thunder.checkpoint import export_checkpoint, load_exported, stored_recipe
 from thunder.data import Recipe
 from thunder.models import MaskedLM, TokenClassifier
 from thunder.tokenizer import ThunderTokenizer
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")

@@ -16,11 +16,6 @@ from thunder.taxonomy import Taxonomy
 
 
 @pytest.fixture(scope="module")
-def taxonomy() -> Taxonomy:
-    return Taxonomy.load()
-
-
-@pytest.fixture(scope="module")
 def bank(taxonomy: Taxonomy) -> MentionBank:
     return MentionBank.from_dirs(taxonomy, [DEMO_MENTIONS])
 

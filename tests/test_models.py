@@ -36,30 +36,7 @@ TEXTS = [
 TINY = {"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0}
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models run faster on one thread, and the CI machine is shared."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-@pytest.fixture(scope="session")
-def tokenizer_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("tokenizer")
-    ThunderTokenizer.train(TEXTS, vocab_size=400).save_pretrained(path)
-    return path
-
-
-@pytest.fixture(scope="session")
-def tokenizer(tokenizer_dir: Path) -> ThunderTokenizer:
-    return ThunderTokenizer.from_pretrained(tokenizer_dir)
-
-
-@pytest.fixture(scope="session")
-def label_set() -> LabelSet:
-    return LabelSet(Taxonomy.load(None), granularity="category", scheme="BIO")
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def token_batch(tokenizer: ThunderTokenizer, label_set: LabelSet, seed: int = 0) -> dict[str, torch.Tensor]:

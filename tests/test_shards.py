@@ -34,11 +34,6 @@ VAL_FRACTION = 0.25
 
 
 @pytest.fixture(scope="module")
-def tokenizer() -> ThunderTokenizer:
-    return ThunderTokenizer.from_pretrained(DEMO_TOKENIZER)
-
-
-@pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo judgments as a text file (blank-line separated), a JSONL file and annotated .md files."""
     root = tmp_path_factory.mktemp("corpus")

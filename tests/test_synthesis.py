@@ -27,11 +27,6 @@ from thunder.taxonomy import Taxonomy
 DEMO_CORPUS = DEMO_MENTIONS.parent / "annotated"
 
 
-@pytest.fixture(scope="module")
-def taxonomy() -> Taxonomy:
-    return Taxonomy.load()
-
-
 def make_bank(taxonomy: Taxonomy, **lists: list[str]) -> MentionBank:
     """The default generators plus the given lists (everything else: a list of one odd word)."""
     sources = {}

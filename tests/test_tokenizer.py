@@ -34,6 +34,7 @@ HARD_CHARS = "가나다홍길동이은는을를에서 \n\t  　漢字洪吉童�
 
 @pytest.fixture(scope="module")
 def tokenizer() -> ThunderTokenizer:
+    """The tokenizer under test, trained here (not the shared demo tokenizer)."""
     return ThunderTokenizer.train(SENTENCES * 20, vocab_size=400, min_frequency=2)
 
 

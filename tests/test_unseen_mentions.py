@@ -14,7 +14,7 @@ from lightning.pytorch import Trainer
 from lightning.pytorch.loggers import TensorBoardLogger
 
 from thunder.commands.evaluate import RecipeOptions, evaluate_command
-from thunder.data import DEMO_CORPUS, DeIdDataModule, MLMDataModule, Recipe
+from thunder.data import DeIdDataModule, MLMDataModule, Recipe
 from thunder.deid import PipelineOptions
 from thunder.evaluate import load_documents
 from thunder.mentions import (
@@ -28,14 +28,8 @@ from thunder.mentions import (
 )
 from thunder.models import TokenClassifier
 from thunder.names import PersonNames
-from thunder.taxonomy import Taxonomy
 
 HOLDOUT = 0.3
-
-
-@pytest.fixture(scope="module")
-def taxonomy() -> Taxonomy:
-    return Taxonomy.load()
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,7 @@ import random
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 from faker.providers.address.ko_KR import Provider as _FakerAddress
 from faker.providers.person.ko_KR import Provider as _FakerPerson
@@ -35,7 +35,7 @@ from thunder.fills import PLACE_NUMBERS, POOLED_PLACES, bus_route
 from thunder.identifiers.context import MentionContext, infer_gender
 from thunder.names import PersonNames
 from thunder.particles import agrees, leading_particle
-from thunder.plugins import import_class
+from thunder.plugins import load_part
 from thunder.regions import PROVINCES
 
 if TYPE_CHECKING:
@@ -67,6 +67,7 @@ class MentionError(LookupError):
         return str(self.args[0]) if self.args else ""
 
 
+@runtime_checkable
 class MentionSource(Protocol):
     """Anything that draws one surface form for an entity."""
 
@@ -301,27 +302,9 @@ GENERATORS: dict[str, Generator] = {
 
 def load_generator(spec: str | Mapping | MentionSource) -> MentionSource:
     """A mention source from a name in :data:`GENERATORS`, a ``module.Class`` path, a ``{"class_path",
-    "init_args"}`` dict or an instance; a class must have ``sample(rng, context) -> str``."""
-    if not isinstance(spec, (str, Mapping, type)) and callable(getattr(spec, "sample", None)):
-        return spec
-    if isinstance(spec, Mapping):
-        if "class_path" not in spec:
-            raise MentionError(f"generator {dict(spec)!r}: a dict needs 'class_path' (and optionally 'init_args')")
-        path, init_args = str(spec["class_path"]), dict(spec.get("init_args") or {})
-    else:
-        path, init_args = str(spec), {}
-    if path in GENERATORS and not init_args:
-        return GENERATORS[path]
-    try:
-        cls = import_class(path, object, "generator", GENERATORS)
-    except ValueError as error:
-        raise MentionError(str(error)) from None
-    if not callable(getattr(cls, "sample", None)):
-        raise MentionError(f"generator {path!r}: {cls.__name__} has no sample(rng, context) method")
-    try:
-        return cls(**init_args)
-    except TypeError as error:
-        raise MentionError(f"generator {path!r}: {error}") from None
+    "init_args"}`` dict or an instance (:func:`thunder.plugins.load_part`); a class must have ``sample(rng, context)
+    -> str``."""
+    return load_part(spec, "generator", MentionSource, GENERATORS, error=MentionError)
 
 
 # numbering labels (a building 동, a floor, a room ...) without a list: small numbers

@@ -15,8 +15,6 @@ Users add their own by subclassing :class:`Operator` and passing an instance or 
 
 from __future__ import annotations
 
-import hashlib
-import inspect
 import random
 import re
 import string
@@ -25,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Iterable, Iterator, Mapping, Sequence, Union
 
-from thunder.plugins import import_class
+from thunder.plugins import load_part
 from thunder.regions import address_key
 
 _SPACE = re.compile(r"\s+")
@@ -116,11 +114,6 @@ class MaskOperator(Operator):
         return "".join(c if c.isspace() else self.char for c in mention)
 
 
-def stable_seed(*parts: object) -> int:
-    """A seed from ``parts`` that is the same in every process (never Python's ``hash``)."""
-    return int.from_bytes(hashlib.sha256("\x1f".join(map(str, parts)).encode("utf-8")).digest()[:8], "big")
-
-
 class SurrogateOperator(Operator):
     """A realistic surrogate per entity (pseudonymisation) from a :class:`thunder.mentions.MentionBank`.
 
@@ -156,6 +149,7 @@ class SurrogateOperator(Operator):
 
     def replace(self, entity: Entity, mention: str) -> str:
         from thunder.mentions import MentionContext
+        from thunder.synthesis import stable_seed
 
         rng = random.Random(stable_seed(self.seed, entity.label, entity.key))
         context = MentionContext(label=entity.label, occurrences=tuple(entity.contexts))
@@ -180,20 +174,9 @@ OperatorSpec = Union[str, dict, Operator]
 
 def load_operator(spec: OperatorSpec, taxonomy: Any = None, **init_args) -> Operator:
     """An operator from a name in :data:`OPERATORS`, a ``module.Class`` path, a ``{"class_path", "init_args"}``
-    dict, or an instance. A class that takes ``taxonomy`` gets ``taxonomy`` unless its init_args set one."""
-    if isinstance(spec, Operator):
-        return spec
-    if isinstance(spec, dict):
-        if "class_path" not in spec:
-            raise ValueError(f"operator {spec!r}: a dict needs 'class_path' (and optionally 'init_args')")
-        spec, init_args = spec["class_path"], {**spec.get("init_args", {}), **init_args}
-    cls = OPERATORS.get(spec) or import_class(str(spec), Operator, "operator", OPERATORS)
-    if taxonomy is not None and "taxonomy" in inspect.signature(cls).parameters:
-        init_args.setdefault("taxonomy", taxonomy)
-    try:
-        return cls(**init_args)
-    except TypeError as error:
-        raise ValueError(f"operator {spec!r}: {error}") from None
+    dict, or an instance (:func:`thunder.plugins.load_part`). A class that takes ``taxonomy`` gets ``taxonomy``
+    unless its init_args set one."""
+    return load_part(spec, "operator", Operator, OPERATORS, init_args, context={"taxonomy": taxonomy})
 
 
 class OperatorChoice:

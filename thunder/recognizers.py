@@ -8,12 +8,11 @@ they share (:class:`ScoredSpan`, :class:`Recognizer`, :class:`PatternRecognizer`
 from __future__ import annotations
 
 import bisect
-import inspect
-from typing import Any, Sequence
+from typing import Sequence
 
 from thunder.identifiers import CATALOGUE
 from thunder.identifiers.base import PatternRecognizer, Recognizer, ScoredSpan
-from thunder.plugins import import_class
+from thunder.plugins import load_part
 from thunder.taxonomy import Taxonomy
 
 __all__ = ["RECOGNIZERS", "PatternRecognizer", "Recognizer", "ScoredSpan", "load_recognizers", "recognize", "register"]
@@ -29,37 +28,16 @@ def register(cls: type[Recognizer]) -> type[Recognizer]:
     return cls
 
 
-def _import(path: str) -> Any:
-    return import_class(path, Recognizer, "recognizer", RECOGNIZERS)
-
-
 def load_recognizers(
     specs: Sequence[str | dict | Recognizer] | None = None, taxonomy: Taxonomy | None = None
 ) -> list[Recognizer]:
     """Recognizers from names in :data:`RECOGNIZERS`, ``module.Class`` paths, ``{"class_path", "init_args"}``
-    dicts or instances; ``None`` gives all built-in recognizers. Classes that take a ``taxonomy`` get
-    ``taxonomy``, from which they read the label they emit (see :class:`PatternRecognizer`)."""
-    if specs is None:
-        specs = list(RECOGNIZERS)
-    result = []
-    for spec in specs:
-        if isinstance(spec, Recognizer):
-            result.append(spec)
-            continue
-        if isinstance(spec, dict):
-            if "class_path" not in spec:
-                raise ValueError(f"recognizer {spec!r}: a dict needs 'class_path' (and optionally 'init_args')")
-            path, init_args = spec["class_path"], dict(spec.get("init_args") or {})
-        else:
-            path, init_args = spec, {}
-        cls = RECOGNIZERS.get(path) or _import(path)
-        if taxonomy is not None and "taxonomy" in inspect.signature(cls).parameters:
-            init_args.setdefault("taxonomy", taxonomy)
-        try:
-            result.append(cls(**init_args))
-        except TypeError as error:
-            raise ValueError(f"recognizer {path!r}: {error}") from None
-    return result
+    dicts or instances (:func:`thunder.plugins.load_part`); ``None`` gives all built-in recognizers. Classes that take
+    a ``taxonomy`` get ``taxonomy``, from which they read the label they emit (see :class:`PatternRecognizer`)."""
+    return [
+        load_part(spec, "recognizer", Recognizer, RECOGNIZERS, context={"taxonomy": taxonomy})
+        for spec in (list(RECOGNIZERS) if specs is None else specs)
+    ]
 
 
 def recognize(text: str, recognizers: Sequence[Recognizer]) -> list[ScoredSpan]:

@@ -72,6 +72,8 @@ class EntitySpan:
 
 @dataclass(frozen=True)
 class SynthesizedDocument:
+    """A filled judgment: its text and the gold span of every inserted mention, in text order."""
+
     doc_id: str
     text: str
     spans: tuple[EntitySpan, ...]

@@ -18,19 +18,32 @@ import torch
 from lightning.pytorch import LightningDataModule
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
-from thunder.synthesis import stable_seed
+from thunder.annotation import AnnotatedDocument
+from thunder.synthesis import Synthesizer, stable_seed
+from thunder.tokenizer import ThunderTokenizer
 
 
 class EpochDataset(Dataset):
-    """A dataset whose items depend on the epoch: training takes it from the sampler key, evaluation fixes it.
+    """Annotated judgments (synthesized per epoch) or plain texts, one item each, tokenized by ``tokenizer``.
 
-    Keys are ``(epoch, index)`` pairs (see :class:`EpochSampler`) or plain indices, which use :meth:`set_epoch`'s
-    epoch. A fixed ``epoch`` (validation/test) overrides both.
+    Training takes the epoch from the sampler key, evaluation fixes it: keys are ``(epoch, index)`` pairs (see
+    :class:`EpochSampler`) or plain indices, which use :meth:`set_epoch`'s epoch; a fixed ``epoch`` (validation/test)
+    overrides both.
     """
 
-    def __init__(self, epoch: int | None) -> None:
+    def __init__(
+        self,
+        items: Sequence[AnnotatedDocument | str],
+        synthesizer: Synthesizer | None,
+        tokenizer: ThunderTokenizer,
+        epoch: int | None,
+    ) -> None:
+        self.items, self.synthesizer, self.tokenizer = list(items), synthesizer, tokenizer
         self.fixed_epoch = epoch
         self.epoch = epoch or 0
+
+    def __len__(self) -> int:
+        return len(self.items)
 
     def set_epoch(self, epoch: int) -> None:
         """Epoch used for plain integer indices (ignored when the epoch is fixed)."""

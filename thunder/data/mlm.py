@@ -87,25 +87,12 @@ class MLMDataset(EpochDataset):
         whole_morpheme: bool = False,
         epoch: int | None = None,
     ) -> None:
-        super().__init__(epoch)
-        self.items = list(items)
-        self.synthesizer = synthesizer
-        self.tokenizer = tokenizer
+        super().__init__(items, synthesizer, tokenizer, epoch)
         self.seed = seed
-        self.probability = probability
-        self.whole_morpheme = whole_morpheme
-        self.special_ids = sorted(
-            {
-                tokenizer.pad_token_id,
-                tokenizer.cls_token_id,
-                tokenizer.sep_token_id,
-                tokenizer.unk_token_id,
-                tokenizer.mask_token_id,
-            }
-        )
-
-    def __len__(self) -> int:
-        return len(self.items)
+        self.probability, self.whole_morpheme = probability, whole_morpheme
+        special = (tokenizer.pad_token_id, tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.unk_token_id,
+                   tokenizer.mask_token_id)  # fmt: skip
+        self.special_ids = sorted(set(special))
 
     def text(self, index: int, epoch: int) -> str:
         """Text of item ``index`` at ``epoch``: synthesized for a judgment, as is for plain text."""

@@ -45,26 +45,19 @@ class TokenClassificationDataset(EpochDataset):
         score_once: bool,
         epoch: int | None = None,
     ) -> None:
-        super().__init__(epoch)
-        self.documents = list(documents)
-        self.synthesizer = synthesizer
-        self.tokenizer = tokenizer
+        super().__init__(documents, synthesizer, tokenizer, epoch)
         self.label_set = label_set
-        self.max_length = max_length
-        self.stride = stride
+        self.max_length, self.stride = max_length, stride
         self.score_once = score_once
-
-    def __len__(self) -> int:
-        return len(self.documents)
 
     def lengths(self) -> list[int]:
         """Length of each annotated document in characters: the bucketing key of length-grouped batches."""
-        return [len(doc.text) for doc in self.documents]
+        return [len(doc.text) for doc in self.items]
 
     def synthesize(self, index: int, epoch: int | None = None) -> SynthesizedDocument:
         """The synthesized text and gold spans of document ``index`` at ``epoch`` (default: the dataset's)."""
         epoch, index = self.resolve(index if epoch is None else (epoch, index))
-        return self.synthesizer(self.documents[index], epoch=epoch)
+        return self.synthesizer(self.items[index], epoch=epoch)
 
     def __getitem__(self, key: int | tuple[int, int]) -> list[Example]:
         epoch, index = self.resolve(key)
