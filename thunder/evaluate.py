@@ -42,7 +42,7 @@ from typing import Any, Protocol
 
 import torch
 
-from thunder.data import Recipe
+from thunder.data import SPLITS, Filler, Recipe, read_corpus
 from thunder.deid import DeidResult, Deidentifier
 from thunder.metrics import TokenMetrics
 from thunder.sources import jsonl_records
@@ -566,16 +566,10 @@ def load_documents(
     mentions: str = "seen",
     limit: int | None = None,
 ) -> Iterator[SynthesizedDocument]:
-    """The annotated judgments of a recipe's ``split`` (None: every judgment of its ``data_dir``), filled once exactly
-    as the data module fills its validation and test sets (:meth:`thunder.data.Filler.synthesizer`: the recipe's
-    ``seed``, epoch 0), so ``thunder evaluate`` and ``thunder test`` read the same documents.
-
-    ``mentions="seen"`` draws from the training part of the mention lists, ``"unseen"`` only from the part
-    ``mention_holdout`` held back, with the unseen person-name family. ``head_nouns: corpus`` reads the convention from
-    the training split (from every judgment without ``split``).
-    """
-    from thunder.data import SPLITS, Filler, read_corpus
-
+    """The judgments of a recipe's ``split`` (None: every one of its ``data_dir``) filled once as the data module fills
+    its validation and test sets (:meth:`thunder.data.Filler.synthesizer`), so ``thunder evaluate`` and ``thunder
+    test`` read the same documents: from the training part of the mention lists (``seen``) or only from the part
+    ``mention_holdout`` held back, with the unseen name family (``unseen``)."""
     if mentions not in ("seen", "unseen"):
         raise ValueError(f"mentions must be 'seen' or 'unseen', got {mentions!r}")
     if mentions == "unseen" and not recipe.mention_holdout:
