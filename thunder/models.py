@@ -147,16 +147,32 @@ class _ThunderModule(LightningModule):
 
     def __init__(
         self,
-        backbone: str | dict[str, Any],
-        backbone_overrides: dict[str, Any] | None,
-        tokenizer: str | None,
-        init_from: str | None,
-        lr: float,
-        weight_decay: float,
-        warmup_ratio: float,
-        gradient_checkpointing: bool,
-        compile: bool,
+        backbone: str | dict[str, Any] = "small",
+        tokenizer: str | None = None,
+        init_from: str | None = None,
+        backbone_overrides: dict[str, Any] | None = None,
+        lr: float = 5e-4,
+        weight_decay: float = 0.01,
+        warmup_ratio: float = 0.1,
+        gradient_checkpointing: bool = False,
+        compile: bool = False,
     ) -> None:
+        """
+        Args:
+            backbone: a preset (``tiny``, ``small``, ``370m``, ``800m``, ``1p5b``), a Hugging Face config dict with
+                ``model_type`` (e.g. ``gpt_neox``, ``llama``), or a local model directory (weights loaded when present).
+            tokenizer: ThunderTokenizer directory giving vocab_size and special token ids (default: the
+                datamodule's ``tokenizer``).
+            init_from: weights to start from: a MaskedLM checkpoint (``.ckpt`` or sharded directory) or an exported /
+                Hugging Face model directory; its architecture replaces ``backbone`` (phase 2 of pretraining starts
+                from phase 1; a token classifier's head is new).
+            backbone_overrides: config attributes to change (dropout, ...).
+            lr: peak learning rate.
+            weight_decay: AdamW weight decay (not applied to biases and norms).
+            warmup_ratio: fraction of the steps with linear warmup before the cosine decay.
+            gradient_checkpointing: recompute activations in the backward pass (activation checkpointing).
+            compile: ``torch.compile`` the model.
+        """
         super().__init__()
         if not 0.0 <= warmup_ratio <= 1.0:
             raise ValueError(f"warmup_ratio must lie in [0, 1], got {warmup_ratio}")
@@ -167,6 +183,7 @@ class _ThunderModule(LightningModule):
             raise FileNotFoundError(f"init_from not found: {init_from}")
         self.model: PreTrainedModel | None = None
         self._tokenizer: Any = load_tokenizer(tokenizer) if tokenizer else None
+        self.save_hyperparameters()  # the arguments of every __init__ in the subclass chain
 
     # -- building
 
@@ -350,36 +367,13 @@ class MaskedLM(_ThunderModule):
 
     task: Task = "mlm"
 
-    def __init__(
-        self,
-        backbone: str | dict[str, Any] = "small",
-        tokenizer: str | None = None,
-        init_from: str | None = None,
-        backbone_overrides: dict[str, Any] | None = None,
-        lr: float = 5e-4,
-        weight_decay: float = 0.01,
-        warmup_ratio: float = 0.1,
-        gradient_checkpointing: bool = False,
-        compile: bool = False,
-    ) -> None:
+    def __init__(self, lr: float = 5e-4, **kwargs: Any) -> None:
         """
         Args:
-            backbone: a preset (``tiny``, ``small``, ``370m``, ``800m``, ``1p5b``), a Hugging Face config dict with
-                ``model_type``, or a local model directory (its weights are loaded when present).
-            tokenizer: ThunderTokenizer directory giving vocab_size and special token ids (default: the
-                datamodule's ``tokenizer``).
-            init_from: weights to start from: a MaskedLM checkpoint (``.ckpt`` or sharded directory) or a Hugging
-                Face directory; its architecture replaces ``backbone`` (e.g. phase 2 of pretraining from phase 1).
-            backbone_overrides: config attributes to change (dropout, ...).
             lr: peak learning rate.
-            weight_decay: AdamW weight decay (not applied to biases and norms).
-            warmup_ratio: fraction of the steps with linear warmup before the cosine decay.
-            gradient_checkpointing: recompute activations in the backward pass (activation checkpointing).
-            compile: ``torch.compile`` the model.
+            **kwargs: the backbone, tokenizer, initial weights and optimiser settings of :class:`_ThunderModule`.
         """
-        super().__init__(backbone, backbone_overrides, tokenizer, init_from, lr, weight_decay, warmup_ratio,
-                         gradient_checkpointing, compile)
-        self.save_hyperparameters()
+        super().__init__(lr=lr, **kwargs)
 
     def forward(self, batch: Mapping[str, Tensor]) -> Any:
         """The model's output; with ``labels``, the vocabulary head runs on the masked tokens only (see
@@ -429,43 +423,23 @@ class TokenClassifier(_ThunderModule):
 
     def __init__(
         self,
-        backbone: str | dict[str, Any] = "small",
         label_set: dict[str, Any] | None = None,
-        tokenizer: str | None = None,
-        init_from: str | None = None,
-        backbone_overrides: dict[str, Any] | None = None,
         lr: float = 5e-5,
-        weight_decay: float = 0.01,
-        warmup_ratio: float = 0.1,
-        gradient_checkpointing: bool = False,
-        compile: bool = False,
         num_val_samples: int = 3,
         threshold: float = 0.5,
+        **kwargs: Any,
     ) -> None:
         """
         Args:
-            backbone: a preset (``tiny``, ``small``, ``370m``, ``800m``, ``1p5b``), a Hugging Face config dict with
-                ``model_type`` (e.g. ``gpt_neox``, ``llama``), or a local model directory (weights loaded when present).
             label_set: ``LabelSet.to_dict()``; default: the datamodule's ``label_set``.
-            tokenizer: ThunderTokenizer directory giving vocab_size and special token ids (default: the
-                datamodule's ``tokenizer``).
-            init_from: encoder weights to start from: a MaskedLM checkpoint (``.ckpt`` or sharded directory) or an
-                exported / Hugging Face model directory; the classification head is new. Its architecture replaces
-                ``backbone``.
-            backbone_overrides: config attributes to change (dropout, ...).
             lr: peak learning rate.
-            weight_decay: AdamW weight decay (not applied to biases and norms).
-            warmup_ratio: fraction of the steps with linear warmup before the cosine decay.
-            gradient_checkpointing: recompute activations in the backward pass (activation checkpointing).
-            compile: ``torch.compile`` the model.
             num_val_samples: validation windows written as de-identified text to TensorBoard each validation.
             threshold: a token is predicted an identifier when 1 - P(O) exceeds it (see :func:`entity_tags`);
                 validation and test metrics use this rule.
+            **kwargs: the backbone, tokenizer, initial weights and optimiser settings of :class:`_ThunderModule`.
         """
         check_threshold(threshold)
-        super().__init__(backbone, backbone_overrides, tokenizer, init_from, lr, weight_decay, warmup_ratio,
-                         gradient_checkpointing, compile)
-        self.save_hyperparameters()
+        super().__init__(lr=lr, **kwargs)
         self.label_set: Any = label_set_from_dict(label_set) if label_set is not None else None
         self.val_metrics: TokenMetrics | None = None
         self.test_metrics: TokenMetrics | None = None
