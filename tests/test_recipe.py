@@ -72,7 +72,8 @@ def _training_run(root: Path) -> Path:
     root.mkdir()
     (root / "lists").symlink_to(DEMO_MENTIONS, target_is_directory=True)
     (root / "corpus").symlink_to(DEMO_CORPUS, target_is_directory=True)
-    recipe = Recipe(data_dir="corpus", mention_dirs=("lists",), mention_holdout=0.1, seed=1, root=str(root))
+    recipe = Recipe(data_dir="corpus", mention_dirs=("lists",), mention_holdout=0.1, seed=1, taxonomy="gone.yaml",
+                    root=str(root))  # the taxonomy travels with the model: its file is not needed
     (root / "runs").mkdir()
     torch.save({"DeIdDataModule": {"recipe": recipe.to_dict()}}, root / "runs" / "last.ckpt")
     return root / "runs" / "last.ckpt"
@@ -85,7 +86,7 @@ def test_stored_relative_paths_resolve_where_training_ran(tmp_path: Path, monkey
     recipe, source = RecipeOptions().recipe(str(checkpoint))
     assert source == str(checkpoint)
     assert (recipe.data_dir, recipe.mention_dirs) == (str(tmp_path / "train" / "corpus"), (str(tmp_path / "train" / "lists"),))
-    assert (recipe.mention_holdout, recipe.seed) == (0.1, 1)
+    assert (recipe.mention_holdout, recipe.seed, recipe.taxonomy) == (0.1, 1, None)
     # explicit options replace the stored settings, relative to the current directory, and are not looked for there
     overridden, _ = RecipeOptions(data="mine", seed=7, mention_holdout=0.2).recipe(str(checkpoint))
     assert (overridden.data_dir, overridden.seed, overridden.mention_holdout) == ("mine", 7, 0.2)

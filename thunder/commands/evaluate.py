@@ -67,8 +67,10 @@ class RecipeOptions:
             base, bases = Recipe(), []
             source = "the packaged demo" + (f" ({model} stores no recipe: --config names one)" if model else "")
         given = {name: value for name, value in self._overrides().items() if value is not None}
-        # replaced settings are not looked for; --data replaces the corpus and every explicit split directory
+        # replaced settings are not looked for: --data replaces the corpus and every explicit split directory, and a
+        # model brings its own taxonomy
         reset = set(given) | ({"train_dirs", "val_dirs", "test_dirs"} if self.data is not None else set())
+        reset |= {"taxonomy"} if model is not None else set()
         defaults = {f.name: f.default for f in dataclasses.fields(Recipe) if f.name in reset}
         located = dataclasses.replace(base, **defaults).located(bases, f"recipe of {source}")
         return dataclasses.replace(located, **given), source
