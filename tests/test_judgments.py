@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from thunder.annotation import AnnotatedDocument, read_annotated
+from thunder.data import Recipe
 from thunder.evaluate import evaluate, load_documents
 from thunder.identifiers import CATALOGUE
 from thunder.mentions import DEMO_MENTIONS, MentionBank
@@ -34,11 +35,6 @@ def judgments_root() -> Path:
     root = importlib.resources.files("thunder") / "resources" / "judgments"
     assert root.is_dir(), "thunder/resources/judgments is missing from the installed package"
     return Path(str(root))
-
-
-@pytest.fixture(scope="module")
-def taxonomy() -> Taxonomy:
-    return Taxonomy.load()
 
 
 @pytest.fixture(scope="module")
@@ -174,7 +170,8 @@ def test_an_entitys_particles_agree_with_one_another(documents, taxonomy) -> Non
 
 
 def test_recognizers_find_every_structured_identifier_and_replace_no_legal_text(taxonomy) -> None:
-    report = evaluate(None, load_documents(judgments_root() / "annotated", taxonomy), taxonomy=taxonomy)
+    recipe = Recipe(data_dir=str(judgments_root() / "annotated"))
+    report = evaluate(None, load_documents(recipe, taxonomy), taxonomy=taxonomy)
     recognized = {name for name, identifier in CATALOGUE.items() if identifier.recognizer is not None}
     labels = {label.name for label in taxonomy.labels.values() if label.source.split(":", 1)[-1] in recognized}
     counts = {label: count for label, count in report.leaks_by_label.items() if label in labels}
