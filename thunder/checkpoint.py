@@ -99,7 +99,7 @@ def stored_recipe(path: str | Path) -> dict[str, Any] | None:
     (read without loading the weights); None for a model that stores none (older, converted or not there)."""
     path = Path(path)
     if path.is_dir():
-        info = _read_export_info(path) if (path / EXPORT_FILE).is_file() else {}
+        info = read_export_info(path) if (path / EXPORT_FILE).is_file() else {}
         return info.get("recipe")
     if not path.is_file():
         return None
