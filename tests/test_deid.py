@@ -362,17 +362,6 @@ def test_a_particle_mecab_keeps_with_a_rare_syllable_stays_out(tokenizer, label_
         assert deid(text).text == text.replace("김철냘에", "A에")  # widened to the morpheme, not over its particle
 
 
-def test_grow_within_word_stops_at_whitespace_and_tagged_tokens() -> None:
-    from thunder.deid import TokenPredictions, grow_within_word
-
-    # tokens: "부산" "은행" " 계좌" "에서" ; only "부산" tagged
-    prediction = TokenPredictions([(0, 2), (2, 4), (5, 7), (7, 9)], [1, 0, 0, 0], [0.9, 0.3, 0.3, 0.3])
-    assert grow_within_word(prediction, 0, 1, 0.2) == (0, 2)  # not over the space before 계좌
-    assert grow_within_word(prediction, 0, 1, 0.5) == (0, 1)
-    prediction = TokenPredictions([(0, 1), (1, 2), (2, 3)], [0, 2, 0], [0.3, 0.9, 0.01])
-    assert grow_within_word(prediction, 1, 2, 0.2) == (0, 2)  # leftwards too; the particle (0.01) stays out
-
-
 def build_tiny_model(tokenizer, label_set: LabelSet):
     """A randomly initialised one-layer DeBERTa-v2 token classifier for ``tokenizer`` and ``label_set``."""
     from transformers import AutoModelForTokenClassification

@@ -57,7 +57,7 @@ def test_load_exported_from_directory_and_checkpoint(trained, tmp_path, tokenize
     with torch.no_grad():
         expected = module.model(**inputs).logits
         for source in (out, checkpoint):
-            model, loaded_tokenizer, loaded_labels = load_exported(source)
+            model, loaded_tokenizer, loaded_labels, _ = load_exported(source)
             assert not model.training and loaded_labels.names == label_set.names
             assert loaded_tokenizer.vocab_size == tokenizer.vocab_size
             assert torch.allclose(model(**inputs).logits, expected, atol=1e-6)

@@ -69,3 +69,8 @@ def test_no_library_module_imports_a_command() -> None:
     offenders = [str(p.relative_to(PACKAGE)) for p in source_files()
                  if unit_of(p) not in ("commands", "cli") and "commands" in imported_units(p)]  # fmt: skip
     assert offenders == []
+
+
+def test_deid_runs_without_the_training_side() -> None:
+    """De-identification depends on decoding, never on the LightningModules or the data modules (issue 29)."""
+    assert imported_units(PACKAGE / "deid.py") & {"models", "data"} == set()

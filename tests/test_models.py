@@ -19,7 +19,6 @@ from thunder.models import (
     backbone_config,
     batch_tokens,
     count_parameters,
-    entity_tags,
     warmup_cosine,
 )
 from thunder.checkpoint import read_checkpoint
@@ -123,19 +122,6 @@ def test_warmup_cosine_schedule() -> None:
 
 
 # ------------------------------------------------------------------------------------------------- training
-
-
-def test_entity_tags_decide_identifier_against_outside_first() -> None:
-    probs = torch.tensor([
-        [0.4, 0.3, 0.3],  # identifier probability 0.6, spread over two types: argmax would say O
-        [0.6, 0.1, 0.3],  # O wins
-        [0.1, 0.2, 0.7],  # clear identifier: its most likely type
-    ])  # fmt: skip
-    assert probs.argmax(-1).tolist() == [0, 0, 2]
-    assert entity_tags(probs).tolist() == [1, 0, 2]
-    assert entity_tags(probs, threshold=0.35).tolist() == [1, 2, 2]  # lower threshold: more recall
-    assert entity_tags(probs, threshold=0.8).tolist() == [0, 0, 2]
-    assert entity_tags(probs[None], outside_id=2)[0].tolist() == [0, 0, 2]  # O is tag 2 here
 
 
 @pytest.mark.parametrize("threshold", [0.0, 1.0, 1.5])

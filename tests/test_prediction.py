@@ -67,8 +67,9 @@ def expected_outputs() -> dict[str, str]:
 
 
 def written(out: Path) -> dict[str, str]:
+    """The de-identified documents under ``out`` (not the spans, failures, lock or run record)."""
     return {p.relative_to(out).as_posix(): p.read_text(encoding="utf-8") for p in out.rglob("*") if p.is_file()
-            and not p.name.endswith(".jsonl")}  # fmt: skip
+            and not p.name.endswith(".jsonl") and not p.name.startswith(".")}  # fmt: skip
 
 
 def predict(inputs: list[Path], out: Path, *options: str) -> None:
@@ -283,9 +284,12 @@ def test_interrupted_run_keeps_finished_documents_and_exits_130(
     assert err.strip().splitlines()[-1] == "interrupted: 3 of 9 documents written"
     assert "Traceback" not in err and "KeyboardInterrupt" not in err + caplog.text
     assert sorted(written(out)) == ["doc0.txt", "doc1.txt", "doc2.txt"]
-    # the next run finishes the rest
-    predict([corpus], out, "--model.init_args.pipeline.recognizers", "[phone_number, email]")
-    assert written(out)["doc3.txt"] == "중단 문서 A" and len(written(out)) == 9
+    # a restart under other settings is refused; under the same ones it finishes the rest
+    with pytest.raises(SystemExit, match="made under other settings \\(recognizers: "):
+        predict([corpus], out, "--model.init_args.pipeline.recognizers", "[phone_number, email]")
+    (corpus / "doc3.txt").write_text("재개 문서 010-1111-2222", encoding="utf-8")
+    predict([corpus], out, "--model.init_args.pipeline.recognizers", recognizers)
+    assert written(out)["doc3.txt"] == "재개 문서 A" and len(written(out)) == 9
     assert "thunder predict: 6 written, 3 already done, 0 failed, of 9 documents" in capsys.readouterr().err
 
 

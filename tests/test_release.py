@@ -259,7 +259,7 @@ def test_release_directory_loads_directly_and_converted_alike(release_dir, tmp_p
     assert not is_release_dir(out)
     info = json.loads((out / "thunder.json").read_text(encoding="utf-8"))
     assert info["label_set"]["kind"] == "mapped" and info["converted_from"]["labels"] == 595
-    loaded, loaded_tokenizer, loaded_set = load_exported(out)
+    loaded, loaded_tokenizer, loaded_set, _ = load_exported(out)
     assert type(loaded_tokenizer) is ReleaseTokenizer and loaded_set.names == label_set.names
     with torch.no_grad():
         assert torch.equal(loaded(input_ids=ids).logits, after)
@@ -312,5 +312,5 @@ def test_fine_tuning_starts_from_a_converted_model(release_dir, tmp_path) -> Non
     assert module.model.config.num_labels == len(data.label_set)
     assert module.model.deberta.embeddings.word_embeddings.weight.shape[0] == 32000
     trainer.save_checkpoint(tmp_path / "tuned.ckpt")
-    _, tokenizer, label_set = load_exported(tmp_path / "tuned.ckpt")  # the release tokenizer travels along
+    _, tokenizer, label_set, _ = load_exported(tmp_path / "tuned.ckpt")  # the release tokenizer travels along
     assert type(tokenizer) is ReleaseTokenizer and label_set.names == data.label_set.names

@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from thunder.annotation import iter_corpus, read_source, scan_tags
+from thunder.decoding import token_spans
 from thunder.taxonomy import (
     EntityInfo,
     LabelSet,
@@ -202,7 +203,7 @@ def test_label_set_encode_decode(small: Taxonomy, granularity: str, scheme: str)
     if scheme == "IO":  # IO cannot separate adjacent entities of one type
         expected = [(1, 4, label_set.entity_type("이름")), expected[2]]
         assert label_set.begin_id(expected[0][2]) == label_set.inside_id(expected[0][2])
-    assert label_set.decode(ids) == expected
+    assert token_spans(ids, label_set) == expected
     for _, _, entity_type in expected:
         assert label_set.names[label_set.inside_id(entity_type)] == f"I-{entity_type}"
 
@@ -210,16 +211,16 @@ def test_label_set_encode_decode(small: Taxonomy, granularity: str, scheme: str)
 def test_decode_edge_cases(small: Taxonomy) -> None:
     bio = LabelSet(small, "label", "BIO")
     b, i = bio.begin_id, bio.inside_id
-    assert bio.decode([]) == []
-    assert bio.decode([i("이름"), i("이름"), 0]) == [(0, 2, "이름")]  # I without B starts a span
-    assert bio.decode([b("이름"), i("식당"), i("식당")]) == [(0, 1, "이름"), (1, 3, "식당")]  # type change
-    assert bio.decode([b("식당"), b("식당")]) == [(0, 1, "식당"), (1, 2, "식당")]
+    assert token_spans([], bio) == []
+    assert token_spans([i("이름"), i("이름"), 0], bio) == [(0, 2, "이름")]  # I without B starts a span
+    assert token_spans([b("이름"), i("식당"), i("식당")], bio) == [(0, 1, "이름"), (1, 3, "식당")]  # type change
+    assert token_spans([b("식당"), b("식당")], bio) == [(0, 1, "식당"), (1, 2, "식당")]
     io = LabelSet(small, "category", "IO")
-    assert io.decode([io.inside_id("인물"), io.inside_id("장소"), io.inside_id("장소")]) == [(0, 1, "인물"), (1, 3, "장소")]
+    assert token_spans([io.inside_id("인물"), io.inside_id("장소"), io.inside_id("장소")], io) == [(0, 1, "인물"), (1, 3, "장소")]
     with pytest.raises(ValueError, match="tag id 99 at position 1"):
-        io.decode([0, 99])
+        token_spans([0, 99], io)
     with pytest.raises(ValueError, match="tag id -100"):
-        io.decode([-100])
+        token_spans([-100], io)
 
 
 def test_entity_types_and_describe(small: Taxonomy) -> None:

@@ -15,7 +15,7 @@ import re
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import torch
 from torch import Tensor
@@ -27,6 +27,7 @@ from transformers import (
     PreTrainedModel,
 )
 
+from thunder.decoding import OperatingPoint
 from thunder.release import RELEASE_FORMAT, MappedLabelSet, ReleaseTokenizer, is_release_dir, load_release
 from thunder.taxonomy import LabelSet, Taxonomy
 from thunder.tokenizer import FORMAT as TOKENIZER_FORMAT
@@ -42,6 +43,15 @@ _PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}")
 
 class ArtefactError(ValueError):
     """A model artefact that cannot be used as it is: unsafe, incomplete, or parts that do not fit together."""
+
+
+class LoadedModel(NamedTuple):
+    """A token classifier ready for de-identification, with the operating point it was validated at."""
+
+    model: PreTrainedModel
+    tokenizer: Any
+    label_set: LabelSet
+    operating_point: OperatingPoint
 
 
 # ----------------------------------------------------------------------------------------------- reading
@@ -320,8 +330,11 @@ def export_checkpoint(checkpoint: str | Path, out: str | Path, tokenizer: str | 
         raise ArtefactError(f"{checkpoint} stores no tokenizer (trained without one?): pass --tokenizer DIR")
     label_set = label_set_from_dict(entry["label_set"]) if "label_set" in entry else None
     check_fit(model.config, tok, entry.get("tokenizer_fingerprint"), label_set, checkpoint)
+    info: dict[str, Any] = {"operating_point": entry["operating_point"]} if "operating_point" in entry else {}
     recipe = checkpoint_recipe(data)
-    return write_export(out, model, tok, label_set, entry["task"], **({"recipe": recipe} if recipe else {}))
+    if recipe:
+        info["recipe"] = recipe
+    return write_export(out, model, tok, label_set, entry["task"], **info)
 
 
 def write_export(
@@ -353,20 +366,21 @@ def read_export_info(path: Path) -> dict[str, Any]:
     return info
 
 
-def load_exported(
-    path: str | Path, taxonomy: str | Path | Taxonomy | None = None
-) -> tuple[PreTrainedModel, Any, LabelSet]:
-    """``(model, tokenizer, label_set)`` of a token classifier: an export directory or a ``.ckpt`` file.
+def load_exported(path: str | Path, taxonomy: str | Path | Taxonomy | None = None) -> LoadedModel:
+    """``(model, tokenizer, label_set, operating_point)`` of a token classifier: an export directory, a ``.ckpt``
+    file or a release directory.
 
     The model is a transformers ``...ForTokenClassification`` in eval mode on the CPU. The label set is rebuilt on
     the taxonomy stored with it; an explicit ``taxonomy`` must be the same one (``LabelSetMismatch`` otherwise).
-    Tokenizer, label set and weights are checked against each other (:class:`ArtefactError`).
+    Tokenizer, label set and weights are checked against each other (:class:`ArtefactError`). The operating point
+    is the stored one; an artefact that stores none (a release, or written before it was stored) gets
+    ``OperatingPoint()``.
     """
     path = Path(path)
     if path.is_dir() and not (path / EXPORT_FILE).exists():
         if is_release_dir(path):  # a published SNU Thunder-DeID model directory, converted in memory
             model, tokenizer, label_set, _ = load_release(path, taxonomy=_taxonomy(taxonomy))
-            return model, tokenizer, label_set
+            return LoadedModel(model, tokenizer, label_set, OperatingPoint())
     if path.is_dir() and not is_sharded_checkpoint(path):
         info = read_export_info(path)
         if info["task"] != "token-classification":
@@ -381,6 +395,7 @@ def load_exported(
             raise ArtefactError(f"{path / EXPORT_FILE}: no tokenizer fingerprint (an export of an older Thunder?): "
                                 "export the checkpoint again")  # fmt: skip
         label_set = label_set_from_dict(info["label_set"], taxonomy)
+        stored_point, point_source = info.get("operating_point"), path / EXPORT_FILE
     else:
         data = read_checkpoint(path)
         entry = thunder_entry(data, path)
@@ -391,6 +406,11 @@ def load_exported(
         tokenizer, stored_tokenizer = tokenizer_from_files(entry["tokenizer_files"], path), entry.get("tokenizer_fingerprint")
         label_set = label_set_from_dict(entry["label_set"], taxonomy)
         model = model_from_checkpoint(data, entry, path)
+        stored_point, point_source = entry.get("operating_point"), path
     _check_head(model, path)
     check_fit(model.config, tokenizer, stored_tokenizer, label_set, path)
-    return model, tokenizer, label_set
+    try:
+        operating_point = OperatingPoint.from_dict(stored_point)
+    except ValueError as error:
+        raise ArtefactError(f"{point_source}: {error}") from None
+    return LoadedModel(model, tokenizer, label_set, operating_point)

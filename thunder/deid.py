@@ -9,11 +9,12 @@ Steps for one document:
 1. The tokenizer gives token ids with character offsets; a document of any length is cut into overlapping windows
    of ``max_length`` ids (``stride`` tokens of overlap). Every token takes its tag from the window where it is most
    central (overlaps are split halfway), so nothing is truncated and window edges get full context.
-2. Token tags -> token spans (``LabelSet.decode``), grown over touching tokens of the same word above the lower
-   ``grow_threshold`` (hysteresis) -> character spans, widened to whole Mecab morphemes (a particle is a morpheme
-   of its own, so it never enters a span).
-3. Recognizer spans (:mod:`thunder.recognizers`) are added; overlapping spans merge into their union, labelled by
-   the most confident one. Spans without a letter or digit are dropped, surrounding spaces trimmed.
+2. Token tags -> character spans as :mod:`thunder.decoding` says (the decision rule at the model's operating point,
+   hysteresis growing inside a word, widening to whole Mecab morphemes: a particle is a morpheme of its own, so it
+   never enters a span).
+3. Recognizer spans (:mod:`thunder.recognizers`) are added; overlapping spans merge into their union
+   (``Overlap.UNION``), labelled by the most confident one. Spans without a letter or digit are dropped, surrounding
+   spaces trimmed.
 4. Mentions are grouped into entities by their whitespace-free text, an address's leading province written in
    full (:func:`thunder.operators.entity_key`: ``서울특별시 강남구 …``, ``서울시 강남구 …`` and ``서울 강남구 …`` are one
    entity; a province name is normalised only where a lower administrative unit follows it); a mention that is
@@ -37,11 +38,22 @@ from __future__ import annotations
 import bisect
 import re
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Literal, Mapping, Sequence
 
+from thunder.decoding import (
+    GROW_THRESHOLD,
+    THRESHOLD,
+    OperatingPoint,
+    Overlap,
+    TokenPredictions,
+    aggregate,
+    entity_tags,
+    merge_windows,
+    resolve_overlaps,
+)
 from thunder.inference import RUNTIMES, Runtime, TorchRuntime, load_runtime
 from thunder.operators import Entity, OperatorChoice, OperatorSpec, entity_key, placeholder_sequence
 from thunder.particles import fix_particle, leading_particle, trailing_particle
@@ -75,17 +87,6 @@ class DeidResult:
     spans: tuple[DetectedSpan, ...]
 
 
-@dataclass
-class TokenPredictions:
-    """Per-token model output of one document after merging its windows."""
-
-    offsets: list[tuple[int, int]]
-    tags: list[int] = field(default_factory=list)
-    scores: list[float] = field(default_factory=list)  # 1 - P(O)
-    morphemes: list[tuple[int, int]] | None = None  # the text's morpheme_pieces when the tokenizer gave them
-
-
-GROW_THRESHOLD = 0.1  # default low threshold of span growing (README, "Unseen mentions on the shared corpus")
 _WORD = re.compile(r"\w")
 _ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
 _NON_SPACE = re.compile(r"\S")
@@ -106,28 +107,6 @@ def _trim(text: str, span: ScoredSpan) -> ScoredSpan | None:
     if not _WORD.search(text[start:end]) or text[start:end].strip("_") == "":
         return None
     return replace(span, start=start, end=end)
-
-
-def merge_spans(spans: Iterable[ScoredSpan]) -> list[ScoredSpan]:
-    """Union of overlapping spans, labelled by the most confident (then longest) member."""
-    ordered = sorted(spans, key=lambda s: (s.start, -s.end))
-    merged: list[ScoredSpan] = []
-    group: list[ScoredSpan] = []
-    group_end = 0
-
-    def close() -> None:
-        best = max(group, key=lambda s: (s.score, s.end - s.start))
-        merged.append(replace(best, start=group[0].start, end=group_end))
-
-    for span in ordered:
-        if group and span.start >= group_end:
-            close()
-            group = []
-        group.append(span)
-        group_end = max(group_end, span.end) if len(group) > 1 else span.end
-    if group:
-        close()
-    return merged
 
 
 def _shrink_particle_variants(text: str, spans: list[ScoredSpan]) -> list[ScoredSpan]:
@@ -216,9 +195,10 @@ class Deidentifier:
     path, ``{class_path, init_args}`` or :class:`~thunder.operators.Operator`, and ``operators`` maps a label,
     category or tier 1 to another one (:class:`~thunder.operators.OperatorChoice`). ``batch_size`` counts windows
     per forward pass. A token is an identifier when the model gives it ``1 - P(O) > threshold``
-    (:func:`thunder.models.entity_tags`). ``runtime`` turns padded window batches into probabilities
-    (:mod:`thunder.inference`; default: the model in PyTorch). Options out of range raise ``ValueError`` before
-    anything runs.
+    (:func:`thunder.decoding.entity_tags`); ``grow_threshold`` is the low threshold of span growing (None: off).
+    :meth:`from_pretrained` defaults both to the operating point stored with the model. ``runtime`` turns padded
+    window batches into probabilities (:mod:`thunder.inference`; default: the model in PyTorch). Options out of range
+    raise ``ValueError`` before anything runs.
     """
 
     def __init__(
@@ -233,7 +213,7 @@ class Deidentifier:
         stride: int = 128,
         batch_size: int = 8,
         device: str | None = None,
-        threshold: float = 0.5,
+        threshold: float = THRESHOLD,
         taxonomy: Taxonomy | None = None,
         protected_words: bool | Sequence[str] | None = None,
         grow_threshold: float | None = GROW_THRESHOLD,
@@ -241,11 +221,7 @@ class Deidentifier:
     ) -> None:
         if model is not None and (tokenizer is None or label_set is None):
             raise ValueError("a model needs its tokenizer and label_set")
-        from thunder.models import check_threshold
-
-        check_threshold(threshold)
-        if grow_threshold is not None:
-            check_threshold(grow_threshold, "grow_threshold")
+        OperatingPoint(threshold, grow_threshold)  # refuses thresholds outside (0, 1)
         check_windows(max_length, stride)
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a whole number of at least 1, got {batch_size!r}")
@@ -263,20 +239,36 @@ class Deidentifier:
             model.eval()
         self.runtime = runtime or (TorchRuntime(model) if model is not None else None)
 
+    @property
+    def operating_point(self) -> OperatingPoint:
+        """The thresholds the model runs at."""
+        return OperatingPoint(self.threshold, self.grow_threshold)
+
     @classmethod
     def from_pretrained(
         cls, path: str | Path, taxonomy: str | Path | None = None, runtime: str = "auto", **options: Any
     ) -> "Deidentifier":
         """Load an export directory or a ``.ckpt`` (see :func:`thunder.checkpoint.load_exported`); an explicit
-        ``taxonomy`` must be the one the model was trained with. ``runtime``: ``auto`` runs the export's ONNX graph
-        when it has one, else PyTorch; ``torch`` or ``onnx`` choose (:func:`thunder.inference.load_runtime`)."""
+        ``taxonomy`` must be the one the model was trained with. ``threshold`` and ``grow_threshold`` default to the
+        operating point stored with the model. ``runtime``: ``auto`` runs the export's ONNX graph when it has one,
+        else PyTorch; ``torch`` or ``onnx`` choose (:func:`thunder.inference.load_runtime`)."""
         from thunder.checkpoint import load_exported
 
-        model, tokenizer, label_set = load_exported(path, taxonomy)
-        return cls(model, tokenizer, label_set, runtime=load_runtime(path, model, runtime), **options)
+        loaded = load_exported(path, taxonomy)
+        options = {**loaded.operating_point.to_dict(), **options}
+        runtime_ = load_runtime(path, loaded.model, runtime)
+        return cls(loaded.model, loaded.tokenizer, loaded.label_set, runtime=runtime_, **options)
 
     def __call__(self, text: str) -> DeidResult:
         return self.deidentify_batch([text])[0]
+
+    def coverage(self) -> str | None:
+        """Without a model, one line saying what is replaced and what is not (``None`` with a model)."""
+        if self.model is not None:
+            return None
+        labels = ", ".join(dict.fromkeys(r.label for r in self.recognizers)) or "none"
+        return (f"no --model: only the structured identifiers of {len(self.recognizers)} pattern recognizers are "
+                f"replaced ({labels}); names, addresses, places and the other labels are NOT (give --model)")  # fmt: skip
 
     def deidentify_batch(self, texts: Sequence[str]) -> list[DeidResult]:
         """De-identify many documents, batching windows of all of them through the model."""
@@ -293,7 +285,6 @@ class Deidentifier:
         """Tags and entity scores (1 - P(O)) of each window's own tokens, ``batch_size`` windows of similar length
         per pass (:func:`thunder.inference.length_batches`), in the order of ``windows``."""
         from thunder.inference import length_batches
-        from thunder.models import entity_tags
 
         outputs: list[tuple[list[int], list[float]]] = [([], [])] * len(windows)
         for rows in length_batches([len(w.ids) for w in windows], self.batch_size):
@@ -320,26 +311,8 @@ class Deidentifier:
     # -- spans, entities, replacement -------------------------------------------------------------------------
 
     def model_spans(self, text: str, prediction: TokenPredictions) -> list[ScoredSpan]:
-        """Character spans of the model's entities, widened to whole morphemes."""
-        if not prediction.tags:
-            return []
-        from thunder.tokenizer import morpheme_pieces
-
-        pieces = prediction.morphemes if prediction.morphemes is not None else morpheme_pieces(text)
-        piece_ends = [piece_end for _, piece_end in pieces]
-        spans = []
-        for first, last, entity_type in self.label_set.decode(prediction.tags):
-            if self.grow_threshold is not None:
-                first, last = grow_within_word(prediction, first, last, min(self.grow_threshold, self.threshold))
-            start, end = prediction.offsets[first][0], prediction.offsets[last - 1][1]
-            start, end = _widen(pieces, piece_ends, text, start, end)
-            info = self.label_set.describe(entity_type)
-            score = sum(prediction.scores[first:last]) / (last - first)
-            spans.append(
-                ScoredSpan(start, end, getattr(info, "label", None) or entity_type, score, "model",
-                           getattr(info, "category", None), getattr(info, "tier1", None))  # fmt: skip
-            )
-        return spans
+        """Character spans of the model's entities (:func:`thunder.decoding.aggregate`)."""
+        return aggregate(text, prediction, self.label_set, self.operating_point)
 
     def finish(self, text: str, prediction: TokenPredictions) -> DeidResult:
         """Spans of one document from its token predictions and the recognizers, then replacement."""
@@ -357,7 +330,7 @@ class Deidentifier:
             for s in (_trim(text, span) for span in spans if span.end > span.start)
             if s is not None
         ]
-        spans = _propagate(text, _shrink_particle_variants(text, merge_spans(spans)))
+        spans = _propagate(text, _shrink_particle_variants(text, resolve_overlaps(spans, Overlap.UNION)))
         if not spans:
             return DeidResult(text, ())
         entities = self._entities(text, spans)
@@ -442,11 +415,13 @@ class PipelineOptions:
         stride: tokens shared by consecutive windows.
         batch_size: windows per forward pass (and documents per pipeline call).
         threshold: a token is an identifier when the model's 1 - P(O) exceeds this (lower: fewer leaks, more
-            over-redaction).
+            over-redaction). Default: the threshold the model was validated at (stored with it; 0.5 for a model
+            that stores none).
         device: torch device for the model (default: where it loads, the CPU).
         grow_threshold: a detected span grows over the tokens touching it inside the same word whose 1 - P(O)
-            exceeds this lower threshold (``부산|은행`` replaced whole when the model marks only ``부산``); null: no
-            growing; above ``threshold`` it is ``threshold``.
+            exceeds this lower threshold (``부산|은행`` replaced whole when the model marks only ``부산``); off: no
+            growing; at or above ``threshold`` it grows nothing. Default: the model's (0.1 for a model that stores
+            none).
         protected_words: drop the model's spans that are only a protected word: true for
             :data:`thunder.protected.PROTECTED_WORDS` (CCTV, KTX, ATM, 신원미상, ...), or a list of words; recognizer
             spans are never dropped.
@@ -462,77 +437,36 @@ class PipelineOptions:
     max_length: int = 512
     stride: int = 128
     batch_size: int = 8
-    threshold: float = 0.5
+    threshold: float | None = None
     device: str | None = None
-    grow_threshold: float | None = GROW_THRESHOLD
+    grow_threshold: float | Literal["off"] | None = None
     protected_words: bool | list[str] | None = None
     runtime: str = "auto"
 
     def build(self) -> "Deidentifier":
-        """The :class:`Deidentifier` these options describe."""
+        """The :class:`Deidentifier` these options describe; without a model, one with no recognizer (nothing
+        would be replaced) is refused."""
         options = dict(recognizers=self.recognizers, operator=self.operator, operators=self.operators,
                        max_length=self.max_length, stride=self.stride, batch_size=self.batch_size,
-                       device=self.device, threshold=self.threshold, grow_threshold=self.grow_threshold,
-                       protected_words=self.protected_words)  # fmt: skip
+                       device=self.device, protected_words=self.protected_words)  # fmt: skip
+        if self.threshold is not None:
+            options["threshold"] = self.threshold
+        if self.grow_threshold is not None:
+            options["grow_threshold"] = None if self.grow_threshold == "off" else self.grow_threshold
         if self.runtime not in RUNTIMES:
             raise ValueError(f"runtime must be one of {', '.join(RUNTIMES)}, got {self.runtime!r}")
-        if self.model is None:
-            return Deidentifier(**options, taxonomy=Taxonomy.load(self.taxonomy) if self.taxonomy else None)
-        return Deidentifier.from_pretrained(self.model, taxonomy=self.taxonomy, runtime=self.runtime, **options)
+        if self.model is not None:
+            return Deidentifier.from_pretrained(self.model, taxonomy=self.taxonomy, runtime=self.runtime, **options)
+        deidentifier = Deidentifier(**options, taxonomy=Taxonomy.load(self.taxonomy) if self.taxonomy else None)
+        if not deidentifier.recognizers:
+            raise ValueError("no --model and no recognizers: nothing would be replaced; give --model, or leave "
+                             "--recognizers out for the built-in ones")  # fmt: skip
+        return deidentifier
 
 
 @lru_cache(maxsize=1)
 def _default_taxonomy() -> Taxonomy:
     return Taxonomy.load()
-
-
-def grow_within_word(prediction: TokenPredictions, first: int, last: int, threshold: float) -> tuple[int, int]:
-    """Token span ``[first, last)`` grown over the untagged tokens touching it inside the same word (no whitespace
-    between) whose entity score ``1 - P(O)`` exceeds ``threshold``: the low threshold of a hysteresis, so a word the
-    model marks in part (``부산|은행``, ``이|깜히|전``) is replaced whole while particles (scores near 0) stay."""
-    offsets, tags, scores = prediction.offsets, prediction.tags, prediction.scores
-    # touching: no character between (the bytes of one character share its offsets)
-    while first > 0 and tags[first - 1] == 0 and scores[first - 1] > threshold:
-        if offsets[first - 1][1] < offsets[first][0]:
-            break
-        first -= 1
-    while last < len(tags) and tags[last] == 0 and scores[last] > threshold:
-        if offsets[last][0] > offsets[last - 1][1]:
-            break
-        last += 1
-    return first, last
-
-
-def _widen(
-    pieces: Sequence[tuple[int, int]], piece_ends: Sequence[int], text: str, start: int, end: int
-) -> tuple[int, int]:
-    """``[start, end)`` widened to the morphemes it touches (the space a piece starts with stays out), except a
-    particle ending the last one past ``end``: Mecab keeps a rare syllable and its particle in one unknown
-    morpheme (``김|냘라의``) where the model tagged only the name's tokens (``김냘라``)."""
-    for piece_start, piece_end in pieces[bisect.bisect_right(piece_ends, start) :]:
-        if piece_start >= end:
-            break
-        while piece_start < piece_end and text[piece_start].isspace():
-            piece_start += 1
-        if piece_start < start and piece_start < piece_end:
-            start = piece_start
-        if piece_end > end:
-            end = piece_end - len(trailing_particle(text[end:piece_end]))
-    return start, end
-
-
-def merge_windows(
-    n_docs: int, windows: Sequence, outputs: Sequence[tuple[list[int], list[float]]]
-) -> list[TokenPredictions]:
-    """Concatenate each window's own tokens (every token comes from the window where it is most central)."""
-    merged = [TokenPredictions([]) for _ in range(n_docs)]
-    for window, (tags, scores) in zip(windows, outputs):
-        doc = merged[window.doc]
-        own = slice(1 + window.own_start - window.start, 1 + window.own_end - window.start)
-        doc.offsets.extend(window.offsets[own])
-        doc.tags.extend(tags)
-        doc.scores.extend(scores)
-    return merged
 
 
 def _fix(replacement: str, following: str) -> str:

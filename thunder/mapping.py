@@ -27,13 +27,14 @@ import os
 import secrets
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO, Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from thunder.outputs import JsonlAppender
 from thunder.particles import leading_particle
 
 FORMAT, VERSION = "thunder-mapping", 1
@@ -303,42 +304,54 @@ def _same_doc(recorded: str, given: str) -> bool:
 
 
 class MappingWriter:
-    """Appends one sealed record per document to a mapping file, flushed and synced per document.
+    """Appends one sealed record per document to a mapping file (created 0600), flushed and synced per document.
 
-    ``MappingWriter(path, key).add(doc_id, original_text, result)``; an existing file is appended to (after
-    dropping a last line cut off by an interrupted run) when it was written with the same key.
+    ``MappingWriter(path, key).add(doc_id, original_text, result)``; an existing file is appended to when it was
+    written with the same key, after dropping a last record cut off by an interrupted run. ``ours`` and ``drop``
+    (a document id -> bool) are :class:`thunder.outputs.JsonlAppender`'s: a resumed run drops its own records of
+    the documents it writes again.
     """
 
-    def __init__(self, path: str | Path, key: MappingKey) -> None:
+    def __init__(
+        self, path: str | Path, key: MappingKey, ours: int | None = None, drop: Callable[[str], bool] | None = None
+    ) -> None:
         self.path, self.key = Path(path), key
-        self._check_existing()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._stream: IO[str] = self.path.open("a", encoding="utf-8", newline="\n")
+        ours = self._check_existing(ours)
+        unwanted = None if drop is None else (lambda record: drop(self.key.open(record, str(self.path))["doc"]))
+        self._appender = JsonlAppender(self.path, ours, unwanted, sync=True)
 
-    def _check_existing(self) -> None:
-        if not self.path.exists() or self.path.stat().st_size == 0:
-            return
-        with self.path.open("rb+") as stream:
-            data = stream.read()
-            if not data.endswith(b"\n"):
-                stream.truncate(data.rfind(b"\n") + 1)
-                log.warning("%s: dropped an incomplete last record left by an interrupted run", self.path)
-        for where, record in read_records(self.path):
-            if isinstance(record, dict) and record.get("key_id") != self.key.key_id:
-                raise WrongKeyError(f"{where}: written with key id {record.get('key_id')!r}, but {self.key.source} "
-                                    f"has key id {self.key.key_id!r}; use that key or a new mapping file")  # fmt: skip
-            break
+    @property
+    def start(self) -> int:
+        """Where the records of this run's output begin (see :class:`thunder.outputs.JsonlAppender`)."""
+        return self._appender.start
+
+    def _check_existing(self, ours: int | None) -> int | None:
+        """Refuse a file written with another key; a cut-off last record (only ever ours) is from then on ours."""
+        data = self.path.read_bytes() if self.path.is_file() else b""
+        cut = data.rfind(b"\n") + 1
+        first = data[: data.find(b"\n")] if cut else b""
+        if first.strip():
+            try:
+                record = json.loads(first)
+            except ValueError as error:
+                raise MappingError(f"{self.path}:1: not a mapping record ({error.args[0]})") from None
+            if not isinstance(record, dict) or record.get("key_id") != self.key.key_id:
+                found = record.get("key_id") if isinstance(record, dict) else None
+                raise WrongKeyError(f"{self.path}:1: written with key id {found!r}, but {self.key.source} has key id "
+                                    f"{self.key.key_id!r}; use that key or a new mapping file")  # fmt: skip
+        if cut == len(data):
+            return ours
+        log.warning("%s: dropping an incomplete last record left by an interrupted run", self.path)
+        return cut if ours is None else min(ours, cut)
 
     def add(self, doc_id: str, original_text: str, result: Any) -> dict:
         """Seal and append the record of one document; returns the record."""
         record = self.key.seal(doc_id, original_text, result)
-        self._stream.write(json.dumps(record) + "\n")
-        self._stream.flush()
-        os.fsync(self._stream.fileno())
+        self._appender.write([record])
         return record
 
     def close(self) -> None:
-        self._stream.close()
+        self._appender.close()
 
     def __enter__(self) -> "MappingWriter":
         return self

@@ -47,6 +47,7 @@ from thunder.checkpoint import (
     tokenizer_fingerprint,
     tokenizer_from_files,
 )
+from thunder.decoding import GROW_THRESHOLD, THRESHOLD, OperatingPoint, entity_tags, token_spans
 from thunder.metrics import TokenMetrics, format_table
 from thunder.sizing import forward_flops_per_token, train_flops_per_token
 
@@ -398,24 +399,6 @@ class MaskedLM(_ThunderModule):
         self.log("val/loss", self(batch).loss, prog_bar=True, sync_dist=True)
 
 
-def check_threshold(threshold: float, name: str = "threshold") -> None:
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 < threshold < 1:
-        raise ValueError(f"{name} must lie strictly between 0 and 1, got {threshold!r}")
-
-
-def entity_tags(probs: Tensor, threshold: float = 0.5, outside_id: int = 0) -> Tensor:
-    """Tag ids from class probabilities (..., tags): a token is an identifier when its identifier probability
-    ``1 - P(O)`` exceeds ``threshold``, and then gets its most likely entity tag; otherwise ``O``.
-
-    At 0.5 this differs from the argmax where the identifier probability is the larger but is spread over several
-    entity types (``O`` 0.4, person 0.3, company 0.3 is an identifier). Lower thresholds trade precision for recall.
-    """
-    entity_probs = probs.clone()
-    entity_probs[..., outside_id] = -1
-    best_entity = entity_probs.argmax(dim=-1)
-    return torch.where(probs[..., outside_id] < 1 - threshold, best_entity, torch.full_like(best_entity, outside_id))
-
-
 class TokenClassifier(_ThunderModule):
     """Token classification over a label set (batches from :class:`thunder.data.DeIdDataModule`)."""
 
@@ -426,7 +409,8 @@ class TokenClassifier(_ThunderModule):
         label_set: dict[str, Any] | None = None,
         lr: float = 5e-5,
         num_val_samples: int = 3,
-        threshold: float = 0.5,
+        threshold: float = THRESHOLD,
+        grow_threshold: float | None = GROW_THRESHOLD,
         **kwargs: Any,
     ) -> None:
         """
@@ -434,12 +418,19 @@ class TokenClassifier(_ThunderModule):
             label_set: ``LabelSet.to_dict()``; default: the datamodule's ``label_set``.
             lr: peak learning rate.
             num_val_samples: validation windows written as de-identified text to TensorBoard each validation.
-            threshold: a token is predicted an identifier when 1 - P(O) exceeds it (see :func:`entity_tags`);
-                validation and test metrics use this rule.
+            threshold: a token is predicted an identifier when 1 - P(O) exceeds it
+                (:func:`thunder.decoding.entity_tags`); validation and test metrics use this rule.
+            grow_threshold: the low threshold of span growing at de-identification
+                (:class:`thunder.decoding.OperatingPoint`; null: no growing). Token metrics do not use it.
             **kwargs: the backbone, tokenizer, initial weights and optimiser settings of :class:`_ThunderModule`.
+
+        ``threshold`` and ``grow_threshold`` are the model's operating point: stored in its checkpoints and exports,
+        they are the defaults of ``thunder deid``, ``evaluate``, ``predict``, ``serve`` and
+        ``Deidentifier.from_pretrained``.
         """
-        check_threshold(threshold)
+        operating_point = OperatingPoint(threshold, grow_threshold)  # refuses thresholds outside (0, 1)
         super().__init__(lr=lr, **kwargs)
+        self.operating_point = operating_point
         self.label_set: Any = label_set_from_dict(label_set) if label_set is not None else None
         self.val_metrics: TokenMetrics | None = None
         self.test_metrics: TokenMetrics | None = None
@@ -466,6 +457,7 @@ class TokenClassifier(_ThunderModule):
     def _thunder_entry(self) -> dict[str, Any]:
         entry = super()._thunder_entry()
         entry["label_set"] = self.label_set.to_dict()
+        entry["operating_point"] = self.operating_point.to_dict()
         return entry
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
@@ -480,7 +472,7 @@ class TokenClassifier(_ThunderModule):
 
     def _evaluate(self, batch: Mapping[str, Tensor], stage: str, metrics: TokenMetrics) -> Tensor:
         out = self(batch)
-        preds = entity_tags(out.logits.float().softmax(-1), self.hparams.threshold)
+        preds = entity_tags(out.logits.float().softmax(-1), self.operating_point.threshold)
         metrics.update(preds, batch["labels"])
         self.log(f"{stage}/loss", out.loss, sync_dist=True, add_dataloader_idx=False)
         return preds
@@ -544,7 +536,7 @@ class TokenClassifier(_ThunderModule):
 def render_spans(tokenizer: Any, ids: list[int], tags: list[int], label_set: Any) -> str:
     """Decoded text with every tagged span replaced by ``⟦type⟧`` (a de-identified preview)."""
     pieces, position = [], 0
-    for start, end, entity_type in label_set.decode(tags):
+    for start, end, entity_type in token_spans(tags, label_set):
         pieces += [tokenizer.decode(ids[position:start]), f"⟦{entity_type}⟧"]
         position = end
     pieces.append(tokenizer.decode(ids[position:]))

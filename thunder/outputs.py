@@ -20,13 +20,14 @@ from thunder.deid import DetectedSpan
 _TEMP_MARK = ".thunder-"
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same directory and ``os.replace``."""
+def write_atomic(path: Path, text: str | bytes) -> None:
+    """Write ``text`` (UTF-8) to ``path`` through a temporary file in the same directory and ``os.replace``; the
+    file is readable by its owner only (0600)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}{_TEMP_MARK}", suffix=".tmp")
     try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
-            stream.write(text)
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(text.encode("utf-8") if isinstance(text, str) else text)
         os.replace(temp, path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)
@@ -55,37 +56,76 @@ def span_record(doc_id: str, span: DetectedSpan, file: str | None = None, with_t
     return record
 
 
-def _complete_lines(path: Path) -> list[str]:
-    """The complete (newline-terminated) lines of ``path``; a cut-off last line is truncated away."""
-    if not path.is_file():
-        return []
-    data = path.read_bytes()
-    end = data.rfind(b"\n") + 1
-    if end < len(data):
-        with path.open("r+b") as stream:
-            stream.truncate(end)
-    return data[:end].decode("utf-8").split("\n")[:-1]
-
-
 class JsonlAppender:
-    """A JSONL file written one record at a time, each line flushed as soon as it is written."""
+    """A JSONL file appended to one document's records at a time, each write flushed (and synced with ``sync``);
+    created readable by the owner only (0600).
 
-    def __init__(self, path: Path, keep: Callable[[dict], bool] | None = None) -> None:
-        """Open ``path`` for appending; with ``keep``, existing records for which it is false are dropped first
-        (e.g. the spans of a document whose output never got written)."""
-        self.path = path
+    Lines already in the file are kept, except records of our own: from byte ``ours`` on (the records earlier runs
+    into the same output wrote, so a resumed run can drop those of documents it writes again); ``None``: none are
+    ours. Of ours, a line cut off by a killed run is dropped, and so is every record ``drop`` is true for. A last
+    line of someone else's without its newline gets one when it is complete JSON, and is refused when it is not.
+    """
+
+    def __init__(
+        self, path: Path, ours: int | None = None, drop: Callable[[dict], bool] | None = None, sync: bool = False
+    ) -> None:
+        self.path, self._sync = path, sync
         path.parent.mkdir(parents=True, exist_ok=True)
-        lines = _complete_lines(path)
-        self.records = [json.loads(line) for line in lines if line.strip()]
-        if keep is not None and not all(keep(r) for r in self.records):
-            self.records = [r for r in self.records if keep(r)]
-            write_atomic(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in self.records))
-        self._stream: TextIO = path.open("a", encoding="utf-8", newline="")
+        data = path.read_bytes() if path.is_file() else b""
+        start = len(data) if ours is None else min(ours, len(data))
+        head, tail = data[:start], data[start:]
+        if head and not head.endswith(b"\n"):
+            _complete(path, head[head.rfind(b"\n") + 1 :], head.count(b"\n") + 1)
+            head += b"\n"
+        lines = tail.split(b"\n")
+        first = head.count(b"\n") + 1
+        kept = [(_record(path, line, first + n), line) for n, line in enumerate(lines[:-1]) if line.strip()]
+        if lines[-1].strip() and _parses(lines[-1]):  # a record whose newline was cut off
+            kept.append((_record(path, lines[-1], first + len(lines) - 1), lines[-1]))
+        if drop is not None:
+            kept = [(record, line) for record, line in kept if not drop(record)]
+        self.records = [record for record, _ in kept]
+        rewritten = head + b"".join(line + b"\n" for _, line in kept)
+        if rewritten != data:
+            if tail:
+                write_atomic(path, rewritten)
+            else:  # only a newline to add: append it rather than rewrite someone else's file
+                with path.open("ab") as stream:
+                    stream.write(b"\n")
+        self.start = len(head)  # where our records begin
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        self._stream: TextIO = os.fdopen(descriptor, "a", encoding="utf-8", newline="")
 
     def write(self, records: list[dict]) -> None:
         """Append ``records`` (one document's) and flush."""
         self._stream.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
         self._stream.flush()
+        if self._sync:
+            os.fsync(self._stream.fileno())
 
     def close(self) -> None:
         self._stream.close()
+
+
+def _parses(line: bytes) -> bool:
+    try:
+        json.loads(line)
+    except ValueError:
+        return False
+    return True
+
+
+def _complete(path: Path, line: bytes, number: int) -> None:
+    if not _parses(line):
+        raise ValueError(f"{path}:{number}: the last line is not complete JSON (cut off?): repair or remove it, or "
+                         "choose another file")  # fmt: skip
+
+
+def _record(path: Path, line: bytes, number: int) -> dict:
+    try:
+        record = json.loads(line)
+    except ValueError as error:
+        raise ValueError(f"{path}:{number}: not a JSON line ({error})") from None
+    if not isinstance(record, dict):
+        raise ValueError(f"{path}:{number}: not a JSON object")
+    return record

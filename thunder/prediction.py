@@ -5,12 +5,14 @@
 - :class:`CorpusDataModule` lists the documents once (:func:`thunder.sources.list_inputs`: files, directories,
   JSONL, extensions compared case-insensitively) and reads each lazily; Lightning's distributed sampler splits
   them over processes, GPUs and nodes. Tokenization and windowing run in the loader workers.
-- :class:`DeidWriter` (BasePredictionWriter) writes each document's text, and optionally its spans, atomically
-  (the text last: it marks the document done), so a restarted run skips finished documents.
+- :class:`DeidWriter` (BasePredictionWriter) drives the output plan (:class:`thunder.plan.OutputPlan`, layout
+  ``PER_DOCUMENT``): checked before any work, locked, the settings recorded, finished documents skipped, each
+  document written atomically (its spans first, its text last: it marks the document done), failures reported.
 
 Fail closed: every output path is planned before any work (no two documents, and no input, share one; the output
-directory is outside the input directories); a document that cannot be read or de-identified is reported as
-``file:line: reason`` (and in ``failed.jsonl``) while the others are written, and the run exits 1; Ctrl-C or
+directory is outside the input directories); one run at a time writes into an output directory, and a restart
+under other settings is refused (unless ``overwrite``); a document that cannot be read or de-identified is reported
+as ``file:line: reason`` (and in ``failed.jsonl``) while the others are written, and the run exits 1; Ctrl-C or
 SIGTERM ends it with ``interrupted: N of M documents written`` and exit 130 (:func:`exit_status`).
 
 Outputs: a text input ``DIR/a/b.txt`` given as ``DIR`` is written to ``OUT/a/b.txt``; a JSONL record with id ``X``
@@ -20,25 +22,22 @@ from ``c.jsonl`` to ``OUT/c/X.txt`` (ids made filesystem-safe); spans to the sam
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, Sequence
+from typing import Any, Callable, Collection, Sequence
 
 from lightning.pytorch import LightningDataModule, LightningModule, Trainer
 from lightning.pytorch.callbacks import BasePredictionWriter
 from torch.utils.data import DataLoader, Dataset
 
-from thunder.deid import DeidResult, PipelineOptions, TokenPredictions, merge_windows
-from thunder.outputs import JsonlAppender, remove_temporary_files, span_record, write_atomic
-from thunder.sources import InputError, InputFile, list_inputs, read_jsonl, read_text
+from thunder.decoding import TokenPredictions, merge_windows
+from thunder.deid import DeidResult, PipelineOptions
+from thunder.plan import INTERRUPTED, Layout, OutputPlan, Slot, catch_signals, run_settings
+from thunder.sources import InputError, InputFile, Listing, list_inputs, read_jsonl, read_text
 
-INTERRUPTED = 130
-FAILED_FILE = "failed.jsonl"
-SPANS_SUFFIX = ".spans.jsonl"
 _UNSAFE = re.compile(r"[^\w.\-]+")
 
 
@@ -73,12 +72,14 @@ class CorpusDocument:
 
 @dataclass
 class Corpus:
-    """The documents of the inputs, what was skipped, the input files and the input directories (resolved)."""
+    """The documents of the inputs and the listing they come from."""
 
     refs: list[DocumentRef]
-    skipped: list[str] = field(default_factory=list)
-    files: list[Path] = field(default_factory=list)
-    directories: list[Path] = field(default_factory=list)
+    listing: Listing
+
+    @property
+    def skipped(self) -> list[str]:
+        return self.listing.skipped
 
 
 def safe_name(doc_id: str) -> str:
@@ -102,8 +103,7 @@ def list_documents(inputs: Sequence[str | Path]) -> Corpus:
             refs += _jsonl_refs(file)
         else:
             refs.append(DocumentRef(file.relative, str(file.path), None, file.relative))
-    files = [file.path.resolve() for file in listing.files]
-    return Corpus(refs, listing.skipped, files, listing.directories)
+    return Corpus(refs, listing)
 
 
 def _jsonl_refs(file: InputFile) -> list[DocumentRef]:
@@ -127,47 +127,11 @@ def _jsonl_refs(file: InputFile) -> list[DocumentRef]:
     return refs
 
 
-def check_outputs(corpus: Corpus, output_dir: Path, spans: bool) -> None:
-    """Refuse, before any work, an output directory inside an input directory and any output path shared by two
-    documents, by a document and an input, or used both as a file and as a directory."""
-    real_out = output_dir.resolve()
-    for directory in corpus.directories:
-        if real_out == directory or directory in real_out.parents:
-            raise InputError(f"output_dir {output_dir} is inside the input directory {directory}; choose a directory "
-                             "outside the inputs")  # fmt: skip
-    inputs = set(corpus.files)
-    owners: dict[str, DocumentRef | None] = {FAILED_FILE: None}
-    for ref in corpus.refs:
-        if ref.error is not None:
-            continue
-        for name in (ref.output, ref.output + SPANS_SUFFIX) if spans else (ref.output,):
-            if name in owners:
-                raise InputError(_collision(ref, owners[name], output_dir / name))
-            if real_out / name in inputs:
-                raise InputError(f"{ref.where}: its output {output_dir / name} is an input file")
-            owners[name] = ref
-    for name, ref in owners.items():
-        parent = next((str(p) for p in PurePosixPath(name).parents if str(p) in owners), None)
-        if parent is not None and ref is not None:
-            other = owners[parent]
-            taken = f"the output of {other.where}" if other is not None else "a name the writer keeps for its own use"
-            raise InputError(f"{ref.where}: its output {output_dir / name} needs {output_dir / parent} as a "
-                             f"directory, but that is {taken}")  # fmt: skip
-
-
-def _collision(ref: DocumentRef, other: DocumentRef | None, target: Path) -> str:
-    if other is None:
-        return f"{ref.where}: its output {target} is a name the writer keeps for its own use"
-    if other.path == ref.path and other.line is not None and other.id == ref.id:
-        return f"{ref.where}: id {ref.id!r} repeats line {other.line}"
-    return f"{ref.where}: would be written to {target}, as {other.where} is"
-
-
 class CorpusDataset(Dataset):
-    """Documents read on access; one whose output exists (``done``) is ``None`` (dropped by the collate), one that
-    cannot be read comes with ``error`` set."""
+    """Documents read on access; one whose output is ``done`` already is ``None`` (dropped by the collate), one
+    that cannot be read comes with ``error`` set."""
 
-    def __init__(self, refs: Sequence[DocumentRef], done: Any = None) -> None:
+    def __init__(self, refs: Sequence[DocumentRef], done: Collection[str] = ()) -> None:
         self.refs, self.done = list(refs), done
 
     def __len__(self) -> int:
@@ -177,7 +141,7 @@ class CorpusDataset(Dataset):
         ref = self.refs[index]
         if ref.error is not None:
             return CorpusDocument(ref, "", ref.error)
-        if self.done is not None and self.done(ref):
+        if ref.output in self.done:
             return None
         path = Path(ref.path)
         try:
@@ -228,7 +192,7 @@ class CorpusDataModule(LightningDataModule):
         module = trainer.lightning_module if trainer else None
         collate = getattr(module, "collate", None) or _drop_done
         return DataLoader(
-            CorpusDataset(self.refs, writer.is_done if writer else None),
+            CorpusDataset(self.refs, writer.done() if writer else ()),
             batch_size=self.batch_size,
             num_workers=self.num_workers,
             collate_fn=collate,
@@ -257,8 +221,13 @@ class DeidPredictor(LightningModule):
         """
         super().__init__()
         self.save_hyperparameters()
+        self.pipeline = pipeline
         self.deid = pipeline.build()
         self.model = self.deid.model  # a submodule: Lightning moves it to the device
+
+    def setup(self, stage: str) -> None:
+        if (note := self.deid.coverage()) and self.trainer.is_global_zero:
+            print(f"thunder predict: {note}", file=sys.stderr, flush=True)
 
     def collate(self, items: Sequence[CorpusDocument | None]) -> dict[str, Any]:
         """Documents of a batch and the windows of the readable ones (runs in the DataLoader workers)."""
@@ -302,66 +271,68 @@ class DeidPredictor(LightningModule):
 
 class DeidWriter(BasePredictionWriter):
     """Writes each de-identified document (and its spans) under ``output_dir`` as soon as its batch is done, and
-    reports each document that failed."""
+    reports each document that failed: the driver of a :class:`thunder.plan.OutputPlan` (``PER_DOCUMENT``)."""
 
-    def __init__(self, output_dir: str, spans: bool = True) -> None:
+    def __init__(self, output_dir: str, spans: bool = True, overwrite: bool = False) -> None:
         """
         Args:
             output_dir: where the de-identified documents go (created when missing; not inside an input directory).
             spans: also write ``<output>.spans.jsonl`` with the replaced spans of each document.
+            overwrite: redo every document, whatever settings made the outputs there (default: skip those written
+                under the same settings; other settings are refused).
         """
         super().__init__(write_interval="batch")
-        self.output_dir, self.spans = Path(output_dir), spans
+        self.output_dir, self.spans, self.overwrite = Path(output_dir), spans, overwrite
+        self.plan: OutputPlan | None = None
         self.refs: list[DocumentRef] = []
-        self.written = self.failed = self.already = 0  # this process; totals over all processes after the run
         self.interrupted = False
-        self._failures: JsonlAppender | None = None
-        self._rank, self._world = 0, 1
-        self._pid = os.getpid()
-        self._handlers: dict[int, Any] = {}
-
-    def is_done(self, ref: DocumentRef) -> bool:
-        """Whether the output of ``ref`` exists (written by this or an earlier run)."""
-        return ref.error is None and (self.output_dir / ref.output).is_file()
-
-    def documents_done(self) -> int:
-        return sum(self.is_done(ref) for ref in self.refs)
+        self._slots: dict[str, Slot] = {}
+        self._restore: Callable[[], None] = lambda: None
 
     def setup(self, trainer: Trainer, pl_module: LightningModule, stage: str) -> None:
-        """Check every output path, then clean up after a killed run (all before any document is read)."""
+        """Check every output path, then (the first process) lock the directory, compare the settings and clean up
+        after a killed run, all before any document is read."""
         corpus = getattr(trainer.datamodule, "corpus", None)
-        if isinstance(corpus, Corpus):
-            check_outputs(corpus, self.output_dir, self.spans)
-            self.refs = corpus.refs
-        self._rank, self._world = trainer.global_rank, trainer.world_size
-        self.written = self.failed = 0
-        self.interrupted = False
-        self.output_dir.mkdir(parents=True, exist_ok=True)
+        if not isinstance(corpus, Corpus):
+            raise InputError("DeidWriter needs thunder.prediction.CorpusDataModule as the data")
+        self.refs = corpus.refs
+        slots = [Slot(ref.output, ref.id, where=ref.where, source=Path(ref.path)) for ref in corpus.refs
+                 if ref.error is None]  # fmt: skip
+        plan = OutputPlan("thunder predict", Layout.PER_DOCUMENT, self.output_dir, corpus.listing, slots,
+                          total=len(corpus.refs), spans=self.spans,
+                          out_option="output_dir", overwrite_option="DeidWriter's overwrite: true")  # fmt: skip
+        plan.check()
+        self._slots = {slot.name: slot for slot in slots}
+        if trainer.world_size > 1:
+            plan.failures_name = f"failed-{trainer.global_rank}.jsonl"
+        self.plan, self.interrupted = plan, False
+        refused = None
         if trainer.is_global_zero:
-            remove_temporary_files(self.output_dir)
-            for stale in self.output_dir.glob("failed*.jsonl"):  # the failures of an earlier run: redone now
-                stale.unlink()
-        self.already = self.documents_done()
+            try:
+                plan.claim(self._settings(pl_module), self.overwrite)
+                plan.save_record()
+            except InputError as error:
+                refused = str(error)
+        refused = trainer.strategy.broadcast(refused)
+        if refused is not None:
+            raise InputError(refused)
+        plan.resume()
+
+    def _settings(self, pl_module: LightningModule) -> dict[str, Any]:
+        outputs = {"layout": Layout.PER_DOCUMENT.value, "spans": self.spans}
+        pipeline, deid = getattr(pl_module, "pipeline", None), getattr(pl_module, "deid", None)
+        if pipeline is None or deid is None:
+            return {**outputs, "module": f"{type(pl_module).__module__}.{type(pl_module).__qualname__}"}
+        return run_settings(pipeline, deid, **outputs)
+
+    def done(self) -> set[str]:
+        """The outputs that exist already (their documents are skipped)."""
+        return {slot.name for slot in self._slots.values() if self.plan is not None and self.plan.is_done(slot)}
 
     def on_predict_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
         """Ctrl-C and SIGTERM raise :class:`Interrupted` in this process (DataLoader workers keep their default);
         installed here, after the trainer's own handlers, and restored when the run ends."""
-
-        def handler(signum: int, frame: object) -> None:
-            if os.getpid() != self._pid:
-                raise KeyboardInterrupt
-            raise Interrupted(signal.Signals(signum).name)
-
-        self._pid = os.getpid()
-        try:
-            self._handlers = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
-        except ValueError:  # not the main thread: leave signals alone
-            self._handlers = {}
-
-    def _restore_signals(self) -> None:
-        for signum, previous in self._handlers.items():
-            signal.signal(signum, previous)
-        self._handlers = {}
+        self._restore = catch_signals(Interrupted)
 
     def write_on_batch_end(
         self,
@@ -373,40 +344,41 @@ class DeidWriter(BasePredictionWriter):
         batch_idx: int,
         dataloader_idx: int,
     ) -> None:
+        assert self.plan is not None
         for ref, result in prediction:
             if isinstance(result, str):
-                self._fail(ref, result)
-                continue
-            target = self.output_dir / ref.output
-            if self.spans:
-                lines = (json.dumps(span_record(ref.id, span), ensure_ascii=False) + "\n" for span in result.spans)
-                write_atomic(target.with_name(target.name + SPANS_SUFFIX), "".join(lines))
-            write_atomic(target, result.text)  # last: marks the document done
-            self.written += 1
+                self.plan.fail(ref.where, result, {"doc": ref.id, "file": ref.path, "line": ref.line})
+            else:
+                self.plan.write(self._slots[ref.output], result)
         prediction.clear()  # written: do not keep millions of documents in the predict loop's outputs
-
-    def _fail(self, ref: DocumentRef, reason: str) -> None:
-        self.failed += 1
-        print(f"thunder predict: error: {ref.where}: {reason}", file=sys.stderr, flush=True)
-        if self._failures is None:
-            name = FAILED_FILE if self._world == 1 else f"failed-{self._rank}.jsonl"
-            self._failures = JsonlAppender(self.output_dir / name)
-        self._failures.write([{"doc": ref.id, "file": ref.path, "line": ref.line, "error": reason}])
 
     def on_predict_end(self, trainer: Trainer, pl_module: LightningModule) -> None:
         """Totals over all processes; the summary line on the first."""
         import torch
 
-        counts = torch.tensor([self.written, self.failed], dtype=torch.long, device=trainer.strategy.root_device)
-        counts = trainer.strategy.reduce(counts, reduce_op="sum")
-        self.written, self.failed = (int(c) for c in counts.cpu().tolist())
+        assert self.plan is not None
+        counts = self.plan.counts
+        totals = torch.tensor([counts.written, counts.failed], dtype=torch.long, device=trainer.strategy.root_device)
+        totals = trainer.strategy.reduce(totals, reduce_op="sum")
+        counts.written, counts.failed = (int(c) for c in totals.cpu().tolist())
         self._close()
         if trainer.is_global_zero:
-            print(f"thunder predict: {self.summary()}", file=sys.stderr, flush=True)
+            print(f"thunder predict: {self.plan.summary()}", file=sys.stderr, flush=True)
+
+    @property
+    def written(self) -> int:
+        return self.plan.counts.written if self.plan is not None else 0
+
+    @property
+    def failed(self) -> int:
+        return self.plan.counts.failed if self.plan is not None else 0
+
+    @property
+    def already(self) -> int:
+        return self.plan.counts.already if self.plan is not None else 0
 
     def summary(self) -> str:
-        already = f", {self.already} already done" if self.already else ""
-        return f"{self.written} written{already}, {self.failed} failed, of {len(self.refs)} documents"
+        return self.plan.summary() if self.plan is not None else ""
 
     def on_exception(self, trainer: Trainer, pl_module: LightningModule, exception: BaseException) -> None:
         self.interrupted = isinstance(exception, (Interrupted, KeyboardInterrupt))
@@ -416,10 +388,10 @@ class DeidWriter(BasePredictionWriter):
         self._close()
 
     def _close(self) -> None:
-        self._restore_signals()
-        if self._failures is not None:
-            self._failures.close()
-            self._failures = None
+        self._restore()
+        self._restore = lambda: None
+        if self.plan is not None:
+            self.plan.close()
 
 
 def exit_status(trainer: Trainer | None, error: BaseException | None = None) -> int | str:
@@ -434,8 +406,8 @@ def exit_status(trainer: Trainer | None, error: BaseException | None = None) -> 
             if kill is not None:
                 kill(signal.SIGTERM)
         if trainer is None or trainer.is_global_zero:
-            done = f"{writer.documents_done()} of {len(writer.refs)}" if writer is not None else "0"
-            print(f"\ninterrupted: {done} documents written", file=sys.stderr, flush=True)
+            plan = writer.plan if writer is not None else None
+            print(f"\n{plan.interrupted() if plan else 'interrupted: 0 documents written'}", file=sys.stderr, flush=True)
         return INTERRUPTED
     if isinstance(error, SystemExit):
         return error.code if isinstance(error.code, (int, str)) else 1

@@ -7,9 +7,9 @@ they share (:class:`ScoredSpan`, :class:`Recognizer`, :class:`PatternRecognizer`
 
 from __future__ import annotations
 
-import bisect
 from typing import Sequence
 
+from thunder.decoding import Overlap, resolve_overlaps
 from thunder.identifiers import CATALOGUE
 from thunder.identifiers.base import PatternRecognizer, Recognizer, ScoredSpan
 from thunder.plugins import load_part
@@ -41,17 +41,7 @@ def load_recognizers(
 
 
 def recognize(text: str, recognizers: Sequence[Recognizer]) -> list[ScoredSpan]:
-    """Spans of all recognizers; overlapping spans keep the highest score (then the longest)."""
-    found = sorted(
-        (span for recognizer in recognizers for span in recognizer.find(text)),
-        key=lambda s: (-s.score, -(s.end - s.start), s.start),
-    )
-    kept: list[ScoredSpan] = []  # disjoint, sorted by start
-    starts: list[int] = []
-    for span in found:
-        i = bisect.bisect_right(starts, span.start)
-        if (i and kept[i - 1].end > span.start) or (i < len(kept) and kept[i].start < span.end):
-            continue
-        starts.insert(i, span.start)
-        kept.insert(i, span)
-    return kept
+    """Spans of all recognizers; of overlapping ones the highest score (then the longest) stays
+    (``Overlap.HIGHEST_SCORE``: one reading of a digit run, never two)."""
+    found = [span for recognizer in recognizers for span in recognizer.find(text)]
+    return resolve_overlaps(found, Overlap.HIGHEST_SCORE)

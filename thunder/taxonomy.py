@@ -464,24 +464,10 @@ class LabelSet:
         except KeyError:
             raise KeyError(f"entity type {entity_type!r} is not in {self!r}") from None
 
-    def decode(self, tag_ids: Sequence[int]) -> list[tuple[int, int, str]]:
-        """Token spans ``[start, end)`` with their type. IO: consecutive tokens of one type merge; BIO: B starts a
-        new span and an I that does not continue a span of its type starts one too."""
-        spans: list[tuple[int, int, str]] = []
-        start, current = 0, None
-        for index, tag_id in enumerate(tag_ids):
-            tag_id = int(tag_id)
-            if not 0 <= tag_id < len(self.names):
-                raise ValueError(f"tag id {tag_id} at position {index} is outside 0..{len(self.names) - 1}")
-            tag = self._tags[tag_id]
-            if tag is not None and tag[0] == current and not tag[1]:
-                continue
-            if current is not None:
-                spans.append((start, index, current))
-            start, current = index, (tag[0] if tag is not None else None)
-        if current is not None:
-            spans.append((start, len(tag_ids), current))
-        return spans
+    def tag(self, tag_id: int) -> tuple[str, bool] | None:
+        """The entity type of a tag id and whether the tag begins an entity (``B-``); ``None`` for ``O``.
+        Token spans are decoded by :func:`thunder.decoding.token_spans`."""
+        return self._tags[tag_id]
 
     def describe(self, entity_type: str) -> EntityInfo:
         """Label, category and tier 1 of an entity type, where this granularity determines them."""

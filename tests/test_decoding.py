@@ -1,0 +1,67 @@
+"""Decoding: the decision rule, window merging, span growing, the named overlap strategies, the operating point."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from thunder.decoding import (
+    Aggregation,
+    OperatingPoint,
+    Overlap,
+    TokenPredictions,
+    entity_tags,
+    grow_within_word,
+    resolve_overlaps,
+)
+from thunder.identifiers.base import ScoredSpan
+
+
+def test_entity_tags_decide_identifier_against_outside_first() -> None:
+    probs = torch.tensor([
+        [0.4, 0.3, 0.3],  # identifier probability 0.6, spread over two types: argmax would say O
+        [0.6, 0.1, 0.3],  # O wins
+        [0.1, 0.2, 0.7],  # clear identifier: its most likely type
+    ])  # fmt: skip
+    assert probs.argmax(-1).tolist() == [0, 0, 2]
+    assert entity_tags(probs).tolist() == [1, 0, 2]
+    assert entity_tags(probs, threshold=0.35).tolist() == [1, 2, 2]  # lower threshold: more recall
+    assert entity_tags(probs, threshold=0.8).tolist() == [0, 0, 2]
+    assert entity_tags(probs[None], outside_id=2)[0].tolist() == [0, 0, 2]  # O is tag 2 here
+
+
+def test_grow_within_word_stops_at_whitespace_and_tagged_tokens() -> None:
+    # tokens: "부산" "은행" " 계좌" "에서" ; only "부산" tagged
+    prediction = TokenPredictions([(0, 2), (2, 4), (5, 7), (7, 9)], [1, 0, 0, 0], [0.9, 0.3, 0.3, 0.3])
+    assert grow_within_word(prediction, 0, 1, 0.2) == (0, 2)  # not over the space before 계좌
+    assert grow_within_word(prediction, 0, 1, 0.5) == (0, 1)
+    prediction = TokenPredictions([(0, 1), (1, 2), (2, 3)], [0, 2, 0], [0.3, 0.9, 0.01])
+    assert grow_within_word(prediction, 1, 2, 0.2) == (0, 2)  # leftwards too; the particle (0.01) stays out
+
+
+def test_overlap_strategies_are_named_and_differ() -> None:
+    spans = [
+        ScoredSpan(0, 6, "전화번호", 0.9, "phone_number"),
+        ScoredSpan(4, 12, "계좌번호", 0.95, "bank_account_number"),  # overlaps the first, more confident
+        ScoredSpan(20, 24, "이름", 0.5, "model"),
+    ]
+    union = resolve_overlaps(spans, Overlap.UNION)
+    assert [(s.start, s.end, s.label) for s in union] == [(0, 12, "계좌번호"), (20, 24, "이름")]  # nothing left out
+    best = resolve_overlaps(reversed(spans), Overlap.HIGHEST_SCORE)
+    assert [(s.start, s.end, s.label) for s in best] == [(4, 12, "계좌번호"), (20, 24, "이름")]  # one reading
+    assert resolve_overlaps(spans, "union") == union  # the strategy's name works too
+    with pytest.raises(ValueError, match="'first' is not a valid Overlap"):
+        resolve_overlaps(spans, "first")
+
+
+def test_operating_point_is_validated_and_names_its_aggregation() -> None:
+    assert OperatingPoint() == OperatingPoint(0.5, 0.1) == OperatingPoint.from_dict(None)  # old artefacts
+    assert OperatingPoint(0.3, 0.05).aggregation is Aggregation.HYSTERESIS
+    assert OperatingPoint(0.3, None).aggregation is Aggregation.SIMPLE
+    assert OperatingPoint(0.3, 0.3).aggregation is Aggregation.SIMPLE  # at the threshold nothing can grow
+    point = OperatingPoint(0.3, 0.05)
+    assert OperatingPoint.from_dict(point.to_dict()) == point
+    with pytest.raises(ValueError, match="grow_threshold must lie strictly between 0 and 1"):
+        OperatingPoint.from_dict({"threshold": 0.3, "grow_threshold": 2})
+    with pytest.raises(ValueError, match="is not {threshold, grow_threshold}"):
+        OperatingPoint.from_dict({"threshold": 0.3, "temperature": 2})
