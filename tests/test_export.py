@@ -91,3 +91,37 @@ def test_an_export_carries_the_training_recipe(trained, tmp_path) -> None:
     out = export_checkpoint(tmp_path / "with_recipe.ckpt", tmp_path / "hf")
     assert json.loads((out / "thunder.json").read_text(encoding="utf-8"))["recipe"] == recipe
     assert stored_recipe(out) == stored_recipe(tmp_path / "with_recipe.ckpt") == recipe
+
+
+def test_the_operating_point_travels_with_the_model(tmp_path, tokenizer, label_set) -> None:
+    """A model validated at threshold 0.3 runs at 0.3 from its checkpoint, its export and ``thunder deid`` (issue 29);
+    an explicit option still wins, and an export that stores none runs at the old defaults."""
+    from thunder.deid import Deidentifier
+
+    module = TokenClassifier(backbone="tiny", lr=1e-3, threshold=0.3, grow_threshold=0.05)
+    fit = trainer(tmp_path, 1, limit_val_batches=1)
+    fit.fit(module, datamodule=RepeatedBatch(token_batch(tokenizer, label_set), tokenizer, label_set))
+    fit.save_checkpoint(tmp_path / "model.ckpt")
+    export = tmp_path / "export"
+    main(["export", "--checkpoint", str(tmp_path / "model.ckpt"), "--out", str(export)])
+    info = json.loads((export / "thunder.json").read_text(encoding="utf-8"))
+    assert info["operating_point"] == {"threshold": 0.3, "grow_threshold": 0.05}
+    for source in (export, tmp_path / "model.ckpt"):
+        deid = Deidentifier.from_pretrained(source)
+        assert (deid.threshold, deid.grow_threshold) == (0.3, 0.05)
+    assert Deidentifier.from_pretrained(export, threshold=0.6).threshold == 0.6
+    assert Deidentifier.from_pretrained(export, grow_threshold=None).grow_threshold is None
+
+    text = "피고인 홍길동은 피해자 김철수에게 010-1234-5678로 전화하였다.\n"
+    (tmp_path / "in.txt").write_text(text, encoding="utf-8")
+    for options, expected in [((), (0.3, 0.05)), (("--threshold", "0.45", "--grow_threshold", "off"), (0.45, None))]:
+        out = tmp_path / f"out{len(options)}"
+        main(["deid", str(tmp_path / "in.txt"), "--model", str(export), "--out", str(out), *options])
+        settings = json.loads((out / ".thunder-run.json").read_text(encoding="utf-8"))["settings"]
+        assert (settings["threshold"], settings["grow_threshold"]) == expected  # what the run used
+        reference = Deidentifier.from_pretrained(export, threshold=expected[0], grow_threshold=expected[1])
+        assert (out / "in.txt").read_text(encoding="utf-8") == reference(text).text
+    del info["operating_point"]  # an export of an older Thunder
+    (export / "thunder.json").write_text(json.dumps(info, ensure_ascii=False), encoding="utf-8")
+    old = Deidentifier.from_pretrained(export)
+    assert (old.threshold, old.grow_threshold) == (0.5, 0.1)

@@ -7,7 +7,9 @@ import json
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import pytest
 import torch
@@ -358,3 +360,170 @@ def test_jsonl_lines_end_at_newlines_only(tmp_path: Path) -> None:
     assert deid(str(tmp_path / "in.jsonl"), "--out", str(tmp_path / "out")) == (0, "")
     written = json.loads((tmp_path / "out" / "in.jsonl").read_text(encoding="utf-8"))
     assert written == {"id": "x", "text": "전화\u2028A\u0085끝"}
+
+
+# ----------------------------------------------------------------------------------------------- output files (issue 30)
+
+
+MINE = '{"mine": "a record of the user\'s"}'
+MAIL = "메일 kim@example.com\n"
+
+
+@dataclass(frozen=True)
+class Link:
+    """A symbolic link to ``target`` (as written, relative to the link's folder)."""
+
+    target: str
+
+
+@dataclass(frozen=True)
+class Case:
+    """Files to create (``Link`` for a symbolic link), then steps: ``thunder deid`` runs in that folder (arguments,
+    exit code, a fragment of its stderr or error line) or actions between them; then what must hold."""
+
+    files: dict[str, str | Link]
+    steps: list
+    holds: Callable[[Path], bool] = lambda root: True
+
+
+def records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def _lose_output(name: str) -> Callable[[Path, dict], None]:
+    """What kill -9 between a document's spans and mapping records and its output leaves: no output."""
+    return lambda root, state: (root / "out" / name).unlink()
+
+
+def _hold_the_lock(root: Path, state: dict) -> None:
+    """A real run into out/, left running: 400 documents, one at a time."""
+    _tree(root, {f"many/{i:03d}.txt": PHONE * 20 for i in range(400)})
+    state["run"] = subprocess.Popen([sys.executable, "-m", "thunder.cli", "deid", "many", "--out", "out", "--spans",
+                                     "spans.jsonl", "--batch_size", "1"], cwd=root, stderr=subprocess.DEVNULL)  # fmt: skip
+    for _ in range(1200):
+        if len(list((root / "out").glob("*.txt"))) >= 2:
+            return
+        subprocess.run(["sleep", "0.05"])
+    raise AssertionError("the first run wrote nothing")
+
+
+def _kill_9(root: Path, state: dict) -> None:
+    state["run"].kill()
+    state["run"].wait()
+
+
+OUTPUT_CASES = {
+    "--spans appends: the records already there stay": Case(
+        {"d1.txt": PHONE, "d2.txt": MAIL, "all.jsonl": MINE + "\n"},
+        [(["d1.txt", "--spans", "all.jsonl"], 0, ""), (["d2.txt", "--spans", "all.jsonl"], 0, "")],
+        lambda root: [r.get("doc") for r in records(root / "all.jsonl")] == [None, "d1.txt", "d2.txt"],
+    ),
+    "--mapping appends: the records already there stay": Case(
+        {"d1.txt": PHONE, "d2.txt": MAIL},
+        [(["d1.txt", "--mapping", "m.jsonl", "--key_file", "k"], 0, ""),
+         (["d2.txt", "--mapping", "m.jsonl", "--key_file", "k"], 0, "")],  # fmt: skip
+        lambda root: sorted(r["doc"] for r in _opened(root)) == ["d1.txt", "d2.txt"],
+    ),
+    "a last line without its newline is kept": Case(
+        {"d1.txt": PHONE, "all.jsonl": MINE},
+        [(["d1.txt", "--spans", "all.jsonl"], 0, "")],
+        lambda root: [r.get("doc") for r in records(root / "all.jsonl")] == [None, "d1.txt"],
+    ),
+    "a cut-off last line of someone else's is refused, never truncated": Case(
+        {"d1.txt": PHONE, "all.jsonl": MINE + "\n" + MINE[:9]},
+        [(["d1.txt", "--spans", "all.jsonl", "--out", "out"], 1, "all.jsonl:2: the last line is not complete JSON")],
+        lambda root: (root / "all.jsonl").read_text() == MINE + "\n" + MINE[:9] and not (root / "out/d1.txt").exists(),
+    ),
+    "a resumed run drops only its own unfinished records": Case(
+        {"in/a.txt": PHONE, "in/b.txt": MAIL, "all.jsonl": MINE + "\n"},
+        [(["in", "--out", "out", "--spans", "all.jsonl", "--mapping", "m.jsonl", "--key_file", "k"], 0, ""),
+         _lose_output("b.txt"),
+         (["in", "--out", "out", "--spans", "all.jsonl", "--mapping", "m.jsonl", "--key_file", "k"], 0,
+          "1 written, 1 already done, 0 failed, of 2 documents")],  # fmt: skip
+        lambda root: [r.get("doc") for r in records(root / "all.jsonl")] == [None, "in/a.txt", "in/b.txt"]
+        and sorted(r["doc"] for r in _opened(root)) == ["in/a.txt", "in/b.txt"],
+    ),
+    "spans and mapping are created readable by the owner only": Case(
+        {"d1.txt": PHONE},
+        [(["d1.txt", "--spans", "s.jsonl", "--mapping", "m.jsonl", "--key_file", "k", "--out", "out"], 0, "")],
+        lambda root: all((root / n).stat().st_mode & 0o777 == 0o600 for n in ("s.jsonl", "m.jsonl", "out/d1.txt")),
+    ),
+    "without --model, every run says what is and is not replaced": Case(
+        {"d1.txt": PHONE},
+        [(["d1.txt"], 0, "no --model: only the structured identifiers"),
+         (["d1.txt"], 0, "names, addresses, places and the other labels are NOT")],
+    ),
+    "no model and no recognizers is refused": Case(
+        {"d1.txt": PHONE},
+        [(["d1.txt", "--recognizers", "[]", "--out", "out"], 1, "nothing would be replaced")],
+        lambda root: not (root / "out").exists(),
+    ),
+    "resuming under other settings is refused, --overwrite redoes": Case(
+        {"in/a.txt": PHONE},
+        [(["in", "--out", "out"], 0, ""),
+         (["in", "--out", "out", "--model", "MODEL"], 1, "made under other settings (model: none -> \""),
+         (["in", "--out", "out", "--mapping", "m.jsonl", "--key_file", "k"], 1, "(mapping: none -> \""),
+         (["in", "--out", "out", "--operator", "tag"], 1, 'operator: "placeholder" -> "tag"'),
+         (["in", "--out", "out", "--operator", "tag", "--overwrite"], 0, "1 written, 0 failed")],  # fmt: skip
+        lambda root: (root / "out/a.txt").read_text(encoding="utf-8") == "연락처 [전화번호]로 전화하였다.\n",
+    ),
+    "outputs that recorded no settings are not resumed": Case(
+        {"in/a.txt": PHONE, "out/a.txt": "an output of an older Thunder"},
+        [(["in", "--out", "out"], 1, "its outputs were made by a run that recorded no settings"),
+         (["in", "--out", "out", "--overwrite"], 0, "1 written")],
+    ),
+    "--in_place through a symbolic link de-identifies the file it names": Case(
+        {"real/a.txt": PHONE, "in/link.txt": Link("../real/a.txt")},
+        [(["in", "--in_place"], 0, "")],
+        lambda root: (root / "in/link.txt").is_symlink() and "010" not in (root / "real/a.txt").read_text(),
+    ),
+    "skipped inputs are named with their reason": Case(
+        {"in/a.txt": PHONE, "in/.hidden.txt": PHONE, "other/b.txt": PHONE, "in/linked": Link("../other"),
+         "in/loop.txt": Link("loop.txt"), "in/dead.txt": Link("nowhere.txt")},  # fmt: skip
+        [(["in", "--out", "out"], 0, "in: skipped 1 hidden file(s): .hidden.txt"),
+         (["in", "--out", "out"], 0, "in/linked: skipped, a link to a directory (links to directories are not followed)"),
+         (["in", "--out", "out"], 0, "in/loop.txt: skipped, a link that loops"),
+         (["in", "--out", "out"], 0, "in/dead.txt: skipped, a link to nothing")],  # fmt: skip
+    ),
+    "one run at a time per --out; a killed run's lock is recovered and its work resumed": Case(
+        {},
+        [_hold_the_lock,
+         (["many", "--out", "out", "--spans", "spans.jsonl"], 1, "out is locked by a run in progress (thunder deid, process"),
+         _kill_9,
+         (["many", "--out", "out", "--spans", "spans.jsonl"], 0, "already done, 0 failed, of 400 documents")],  # fmt: skip
+        lambda root: len(list((root / "out").glob("*.txt"))) == 400
+        and sorted(r["doc"] for r in records(root / "spans.jsonl")) == [f"many/{i:03d}.txt" for i in range(400) for _ in range(20)],
+    ),
+}
+
+
+def _opened(root: Path) -> list[dict]:
+    from thunder.mapping import Mapping, MappingKey
+
+    return [record for found in Mapping(root / "m.jsonl", MappingKey.load(root / "k")).records.values() for record in found]
+
+
+@pytest.mark.parametrize("name", list(OUTPUT_CASES))
+def test_output_files_fail_closed(name: str, tmp_path: Path, monkeypatch, capsys, export: Path) -> None:
+    case = OUTPUT_CASES[name]
+    for path, content in case.files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, Link):
+            (tmp_path / path).symlink_to(content.target)
+        else:
+            (tmp_path / path).write_text(content, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    state: dict = {}
+    try:
+        for step in case.steps:
+            if callable(step):
+                step(tmp_path, state)
+                continue
+            args, expected_code, fragment = step
+            code, message = deid(*(str(export) if arg == "MODEL" else arg for arg in args))
+            err = message + capsys.readouterr().err
+            assert (code, fragment in err) == (expected_code, True), err
+    finally:
+        if "run" in state and state["run"].poll() is None:
+            state["run"].kill()
+    assert case.holds(tmp_path)

@@ -15,8 +15,9 @@ The steps, all but the last two before any document is read:
    appended to (spans, mapping) keeps every line except the records that runs into ``OUT`` wrote for documents
    this run writes again (unfinished ones);
 6. **write**: each document when done, its spans first and its output last (the output marks it done);
-7. **report**: a failed document as ``file:line: reason`` at once, then ``N written, M already done, K failed, of T
-   documents``; Ctrl-C or SIGTERM ends with ``interrupted: N of T documents written`` and exit code 130.
+7. **report**: a failed document as ``file:line: reason`` at once; at the end every skipped input with its reason
+   and ``N written, M already done, K failed, of T documents``; Ctrl-C or SIGTERM ends with ``interrupted: N of T
+   documents written`` and exit code 130.
 
 Two layouts: ``MIRROR`` (``thunder deid``: each input's relative path under ``OUT``, a JSONL input gives a JSONL
 output, one spans file) and ``PER_DOCUMENT`` (``thunder predict``: one text file per document, a JSONL record with
@@ -325,6 +326,13 @@ class OutputPlan:
                 self._failures = JsonlAppender(self.out / self.failures_name, ours=0)
             self._failures.write([{**record, "error": reason}])
 
+    def report(self, summary: bool = True) -> None:
+        """Name every skipped input with its reason, then (``summary``) how many documents went which way."""
+        for line in self.listing.skipped:
+            print(f"{self.command}: {line}", file=sys.stderr, flush=True)
+        if summary:
+            print(f"{self.command}: {self.summary()}", file=sys.stderr, flush=True)
+
     def summary(self) -> str:
         already = f", {self.counts.already} already done" if self.counts.already else ""
         return f"{self.counts.written} written{already}, {self.counts.failed} failed, of {self.total} documents"
@@ -391,9 +399,12 @@ def _collision(slot: Slot, other: Slot | None, target: Path) -> str:
 
 def _differences(previous: Mapping[str, Any], current: Mapping[str, Any]) -> str:
     def shown(value: Any) -> str:
+        if isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value):
+            value = value[:12]  # a SHA-256
         return "none" if value is None else json.dumps(value, ensure_ascii=False)
 
-    changed = [key for key in sorted(set(previous) | set(current)) if previous.get(key) != current.get(key)]
+    keys = [*current, *(key for key in previous if key not in current)]
+    changed = [key for key in keys if previous.get(key) != current.get(key)]
     return ", ".join(f"{key}: {shown(previous.get(key))} -> {shown(current.get(key))}" for key in changed)
 
 
@@ -418,7 +429,6 @@ def run_settings(pipeline: PipelineOptions, deidentifier: Deidentifier, **output
     the taxonomy and the pipeline options that change outputs (batch size and device do not)."""
     model = deidentifier.model is not None
     return {
-        **outputs,
         "model": files_sha256(pipeline.model) if pipeline.model else None,
         "taxonomy": deidentifier.taxonomy.fingerprint(),
         "recognizers": pipeline.recognizers,
@@ -429,6 +439,7 @@ def run_settings(pipeline: PipelineOptions, deidentifier: Deidentifier, **output
         "threshold": deidentifier.threshold if model else None,
         "grow_threshold": deidentifier.grow_threshold if model else None,
         "protected_words": pipeline.protected_words,
+        **outputs,
     }
 
 

@@ -181,10 +181,7 @@ class CorpusDataModule(LightningDataModule):
         return self.corpus.refs if self.corpus is not None else []
 
     def setup(self, stage: str | None = None) -> None:
-        self.corpus = list_documents(self.inputs)
-        if self.trainer is None or self.trainer.is_global_zero:
-            for line in self.corpus.skipped:
-                print(f"thunder predict: {line}", file=sys.stderr)
+        self.corpus = list_documents(self.inputs)  # what was skipped is reported by the writer
 
     def predict_dataloader(self) -> DataLoader:
         trainer = self.trainer
@@ -363,7 +360,7 @@ class DeidWriter(BasePredictionWriter):
         counts.written, counts.failed = (int(c) for c in totals.cpu().tolist())
         self._close()
         if trainer.is_global_zero:
-            print(f"thunder predict: {self.plan.summary()}", file=sys.stderr, flush=True)
+            self.plan.report()
 
     @property
     def written(self) -> int:
@@ -407,6 +404,8 @@ def exit_status(trainer: Trainer | None, error: BaseException | None = None) -> 
                 kill(signal.SIGTERM)
         if trainer is None or trainer.is_global_zero:
             plan = writer.plan if writer is not None else None
+            if plan is not None:
+                plan.report(summary=False)
             print(f"\n{plan.interrupted() if plan else 'interrupted: 0 documents written'}", file=sys.stderr, flush=True)
         return INTERRUPTED
     if isinstance(error, SystemExit):

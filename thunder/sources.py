@@ -9,6 +9,7 @@ inputs ``a/x.txt`` and ``b/x.txt`` can never be written to the same output.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -68,9 +69,10 @@ def _suffix(path: Path) -> str:
 def list_inputs(inputs: Sequence[str | Path], suffixes: Sequence[str] = TEXT_SUFFIXES + JSONL_SUFFIXES) -> Listing:
     """The files of ``inputs`` (files and directories; none: stdin) in a fixed order.
 
-    Raises :class:`InputError` for a missing input or a file given twice. A file given by name is taken whatever
-    its extension (JSONL when it ends in ``.jsonl``); in directories, files with other extensions are skipped and
-    listed in ``Listing.skipped``.
+    Raises :class:`InputError` for a missing input, a link to nothing or a file given twice. A file given by name is
+    taken whatever its extension (JSONL when it ends in ``.jsonl``); in directories, files with other extensions,
+    hidden files, links to directories (not followed) and links that loop or name nothing are skipped, each named
+    with its reason in ``Listing.skipped``.
     """
     if not inputs:
         return Listing([], stdin=True)
@@ -80,23 +82,59 @@ def list_inputs(inputs: Sequence[str | Path], suffixes: Sequence[str] = TEXT_SUF
     for name in inputs:
         path = Path(name)
         if path.is_dir():
-            other: Counter[str] = Counter()
-            for file in sorted(p for p in path.rglob("*") if p.is_file()):
-                if _suffix(file) in wanted and not file.name.startswith("."):
-                    found.append((file, path))
-                else:
-                    other[_suffix(file) or file.name] += 1
-            if other:
-                kinds = ", ".join(f"{count} {kind}" for kind, count in other.most_common())
-                skipped.append(f"{path}: skipped files that are not {'/'.join(sorted(wanted))} ({kinds})")
+            files, lines = _scan(path, wanted)
+            found += [(file, path) for file in files]
+            skipped += lines
         elif path.is_file():
             found.append((path, path.parent))
+        elif path.is_symlink():
+            raise InputError(f"{path}: {_dangling(path)}")
         elif path.exists():
             raise InputError(f"{path}: not a file or directory")
         else:
             raise InputError(f"{path}: no such file or directory")
     directories = [Path(name).resolve() for name in inputs if Path(name).is_dir()]
     return Listing(_relative_paths(found), skipped, directories=directories)
+
+
+def _scan(directory: Path, wanted: set[str]) -> tuple[list[Path], list[str]]:
+    """The files under ``directory`` with a ``wanted`` extension (links to files followed, links to directories
+    not), and a line naming every other entry and why it was skipped."""
+    files: list[Path] = []
+    other: Counter[str] = Counter()
+    hidden: list[str] = []
+    lines: list[str] = []
+    for entry in sorted(directory.rglob("*")):
+        if entry.is_symlink() and not entry.exists():
+            lines.append(f"{entry}: skipped, {_dangling(entry)}")
+        elif entry.is_dir():
+            if entry.is_symlink():
+                lines.append(f"{entry}: skipped, a link to a directory (links to directories are not followed)")
+        elif not entry.is_file():
+            lines.append(f"{entry}: skipped, not a regular file")
+        elif entry.name.startswith("."):
+            hidden.append(entry.relative_to(directory).as_posix())
+        elif _suffix(entry) in wanted:
+            files.append(entry)
+        else:
+            other[_suffix(entry) or entry.name] += 1
+    if other:
+        kinds = ", ".join(f"{count} {kind}" for kind, count in other.most_common())
+        lines.append(f"{directory}: skipped files that are not {'/'.join(sorted(wanted))} ({kinds})")
+    if hidden:
+        more = f" and {len(hidden) - 10} more" if len(hidden) > 10 else ""
+        lines.append(f"{directory}: skipped {len(hidden)} hidden file(s): {', '.join(hidden[:10])}{more}")
+    return files, lines
+
+
+def _dangling(link: Path) -> str:
+    """Why a symbolic link names no file: it loops, or what it names does not exist."""
+    try:
+        link.stat()
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return "a link that loops"
+    return "a link to nothing (its target does not exist)"
 
 
 def _relative_paths(found: list[tuple[Path, Path]]) -> list[InputFile]:
@@ -184,15 +222,3 @@ def read_jsonl(file: InputFile) -> Iterator[Document]:
             continue
         problem = _check_encodable(record["text"])
         yield Document(str(doc_id), "" if problem else record["text"], file, number, problem)
-
-
-def check_unique_ids(listing: Listing) -> None:
-    """Refuse a JSONL file in which two records share an id (their outputs would collide)."""
-    for file in listing.files:
-        if not file.jsonl:
-            continue
-        first: dict[str, int] = {}
-        for doc in read_jsonl(file):
-            if doc.error is None and doc.id in first:
-                raise InputError(f"{file.path}:{doc.line}: id {doc.id!r} repeats line {first[doc.id]}")
-            first.setdefault(doc.id, doc.line or 0)

@@ -97,8 +97,6 @@ def deid_command(
                     "--key_file": Path(key_file) if key_file else None})  # fmt: skip
     except InputError as error:
         raise SystemExit(f"thunder deid: error: {error}") from None
-    for line in listing.skipped:
-        print(f"thunder deid: {line}", file=sys.stderr)
     deidentifier = pipeline.build()
     if note := deidentifier.coverage():
         print(f"thunder deid: {note}", file=sys.stderr)
@@ -121,6 +119,7 @@ def deid_command(
     except InputError as error:
         raise SystemExit(f"thunder deid: error: {error}") from None
     except KeyboardInterrupt:
+        plan.report(summary=False)
         print(f"\n{plan.interrupted()}", file=sys.stderr)
         raise SystemExit(INTERRUPTED) from None
     finally:
@@ -128,8 +127,7 @@ def deid_command(
         if writer is not None:
             writer.close()
         plan.close()
-    if plan.counts.failed or out_dir is not None:
-        print(f"thunder deid: {plan.summary()}", file=sys.stderr)
+    plan.report(summary=bool(plan.counts.failed or out_dir is not None))
     if plan.counts.failed:
         raise SystemExit(1)
 

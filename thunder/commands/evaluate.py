@@ -167,7 +167,8 @@ def evaluate_command(
         "split_fractions": list(settings.split) if split else None,
         "split_seed": settings.split_seed if split or settings.mention_holdout else None,
         "limit": limit,
-        "threshold": pipeline.threshold if model else None,
+        "threshold": deidentifier.threshold if model else None,
+        "grow_threshold": deidentifier.grow_threshold if model else None,
         "thunder_version": thunder.__version__,
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
