@@ -443,6 +443,15 @@ OUTPUT_CASES = {
         lambda root: [r.get("doc") for r in records(root / "all.jsonl")] == [None, "in/a.txt", "in/b.txt"]
         and sorted(r["doc"] for r in _opened(root)) == ["in/a.txt", "in/b.txt"],
     ),
+    "records another run appended after ours stay": Case(
+        {"in/a.txt": PHONE, "in/b.txt": MAIL, "other/c.txt": PHONE},
+        [(["in", "--out", "out", "--spans", "all.jsonl"], 0, ""),
+         _lose_output("b.txt"),
+         (["other", "--out", "out2", "--spans", "all.jsonl"], 0, ""),
+         (["in", "--out", "out", "--spans", "all.jsonl"], 0, "1 written, 1 already done")],  # fmt: skip
+        lambda root: [r["doc"] for r in records(root / "all.jsonl")] == ["in/a.txt", "in/b.txt", "other/c.txt",
+                                                                         "in/b.txt"],
+    ),
     "spans and mapping are created readable by the owner only": Case(
         {"d1.txt": PHONE},
         [(["d1.txt", "--spans", "s.jsonl", "--mapping", "m.jsonl", "--key_file", "k", "--out", "out"], 0, "")],

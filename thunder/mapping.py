@@ -27,7 +27,7 @@ import os
 import secrets
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Collection, Iterator, Sequence
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
@@ -307,18 +307,19 @@ class MappingWriter:
     """Appends one sealed record per document to a mapping file (created 0600), flushed and synced per document.
 
     ``MappingWriter(path, key).add(doc_id, original_text, result)``; an existing file is appended to when it was
-    written with the same key, after dropping a last record cut off by an interrupted run. ``ours`` and ``drop``
-    (a document id -> bool) are :class:`thunder.outputs.JsonlAppender`'s: a resumed run drops its own records of
-    the documents it writes again.
+    written with the same key, after dropping a last record cut off by an interrupted run. ``ours`` is
+    :class:`thunder.outputs.JsonlAppender`'s: a resumed run drops its own records of the documents it writes again
+    (:meth:`drop_unfinished`).
     """
 
-    def __init__(
-        self, path: str | Path, key: MappingKey, ours: int | None = None, drop: Callable[[str], bool] | None = None
-    ) -> None:
+    def __init__(self, path: str | Path, key: MappingKey, ours: int | None = None) -> None:
         self.path, self.key = Path(path), key
-        ours = self._check_existing(ours)
-        unwanted = None if drop is None else (lambda record: drop(self.key.open(record, str(self.path))["doc"]))
-        self._appender = JsonlAppender(self.path, ours, unwanted, sync=True)
+        self._appender = JsonlAppender(self.path, self._check_existing(ours), sync=True)
+
+    def drop_unfinished(self, pending: Collection[str], known: Collection[str]) -> None:
+        """Drop our records of the documents written again (see :meth:`thunder.outputs.JsonlAppender.drop_unfinished`;
+        documents by id)."""
+        self._appender.drop_unfinished(lambda record: self.key.open(record, str(self.path))["doc"], pending, known)
 
     @property
     def start(self) -> int:

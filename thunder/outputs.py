@@ -2,8 +2,9 @@
 
 A text output is written through a temporary file in the same directory and ``os.replace``, so it is either
 absent or complete; its existence marks the document done. A JSONL output (and the spans file) gets one line per
-document, flushed at once; a line cut short by a crash is dropped when the file is opened again. Temporary files
-left by a killed run are removed by the next run over the same output directory.
+document, flushed at once; a line of ours cut short by a crash is dropped when the file is opened again, and lines
+that are not ours are never dropped. Files are created readable by their owner only. Temporary files left by a
+killed run are removed by the next run over the same output directory.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import os
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Callable, TextIO
+from typing import Any, Callable, Collection, Hashable, TextIO
 
 from thunder.deid import DetectedSpan
 
@@ -60,41 +61,49 @@ class JsonlAppender:
     """A JSONL file appended to one document's records at a time, each write flushed (and synced with ``sync``);
     created readable by the owner only (0600).
 
-    Lines already in the file are kept, except records of our own: from byte ``ours`` on (the records earlier runs
-    into the same output wrote, so a resumed run can drop those of documents it writes again); ``None``: none are
-    ours. Of ours, a line cut off by a killed run is dropped, and so is every record ``drop`` is true for. A last
-    line of someone else's without its newline gets one when it is complete JSON, and is refused when it is not.
+    Lines already in the file are kept, except records of our own: from byte ``ours`` on (those that earlier runs
+    into the same output wrote; ``None``: none are ours). Of ours, a line cut off by a killed run is dropped, and
+    :meth:`drop_unfinished` drops those of documents written again. A last line of someone else's without its
+    newline gets one when it is complete JSON, and is refused when it is not.
     """
 
-    def __init__(
-        self, path: Path, ours: int | None = None, drop: Callable[[dict], bool] | None = None, sync: bool = False
-    ) -> None:
+    def __init__(self, path: Path, ours: int | None = None, sync: bool = False) -> None:
         self.path, self._sync = path, sync
         path.parent.mkdir(parents=True, exist_ok=True)
         data = path.read_bytes() if path.is_file() else b""
-        start = len(data) if ours is None else min(ours, len(data))
-        head, tail = data[:start], data[start:]
+        head, tail = data[: len(data) if ours is None else ours], data[len(data) if ours is None else ours :]
         if head and not head.endswith(b"\n"):
             _complete(path, head[head.rfind(b"\n") + 1 :], head.count(b"\n") + 1)
             head += b"\n"
         lines = tail.split(b"\n")
         first = head.count(b"\n") + 1
-        kept = [(_record(path, line, first + n), line) for n, line in enumerate(lines[:-1]) if line.strip()]
+        self._head = head
+        self._ours = [(_record(path, line, first + n), line) for n, line in enumerate(lines[:-1]) if line.strip()]
         if lines[-1].strip() and _parses(lines[-1]):  # a record whose newline was cut off
-            kept.append((_record(path, lines[-1], first + len(lines) - 1), lines[-1]))
-        if drop is not None:
-            kept = [(record, line) for record, line in kept if not drop(record)]
-        self.records = [record for record, _ in kept]
-        rewritten = head + b"".join(line + b"\n" for _, line in kept)
-        if rewritten != data:
-            if tail:
-                write_atomic(path, rewritten)
-            else:  # only a newline to add: append it rather than rewrite someone else's file
-                with path.open("ab") as stream:
-                    stream.write(b"\n")
+            self._ours.append((_record(path, lines[-1], first + len(lines) - 1), lines[-1]))
+        if self._content() != data and tail:
+            write_atomic(path.resolve(), self._content())
+        elif self._content() != data:  # only a newline to add: append it rather than rewrite someone else's file
+            with path.open("ab") as stream:
+                stream.write(b"\n")
         self.start = len(head)  # where our records begin
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        self._stream: TextIO = os.fdopen(descriptor, "a", encoding="utf-8", newline="")
+        self._stream = self._open()
+
+    @property
+    def records(self) -> list[dict]:
+        """Our records (from ``start`` on)."""
+        return [record for record, _ in self._ours]
+
+    def drop_unfinished(self, key: Callable[[dict], Hashable], pending: Collection, known: Collection) -> None:
+        """Drop our records of the documents written again (their ``key`` in ``pending``), unless one of them is of
+        a document outside ``known``: then another run wrote there too, and every record stays."""
+        keys = [key(record) for record, _ in self._ours]
+        if not all(k in known for k in keys) or not any(k in pending for k in keys):
+            return
+        self._ours = [entry for entry, k in zip(self._ours, keys) if k not in pending]
+        self._stream.close()
+        write_atomic(self.path.resolve(), self._content())
+        self._stream = self._open()
 
     def write(self, records: list[dict]) -> None:
         """Append ``records`` (one document's) and flush."""
@@ -105,6 +114,13 @@ class JsonlAppender:
 
     def close(self) -> None:
         self._stream.close()
+
+    def _content(self) -> bytes:
+        return self._head + b"".join(line + b"\n" for _, line in self._ours)
+
+    def _open(self) -> TextIO:
+        descriptor = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        return os.fdopen(descriptor, "a", encoding="utf-8", newline="")
 
 
 def _parses(line: bytes) -> bool:

@@ -258,9 +258,9 @@ class OutputPlan:
         """Open the spans file (``MIRROR``): a resumed run drops its own records of the documents it writes again."""
         if self.spans_file is None:
             return
-        pending = {(slot.name, slot.doc) for slot in self.pending()}
-        self._spans = JsonlAppender(self.spans_file, self.ours(self.spans_file),
-                                    lambda r: (r.get("file"), str(r.get("doc"))) in pending)  # fmt: skip
+        self._spans = JsonlAppender(self.spans_file, self.ours(self.spans_file))
+        self._spans.drop_unfinished(lambda r: (r.get("file"), str(r.get("doc"))),
+                                    {(slot.name, slot.doc) for slot in self.pending()}, self._by_key)  # fmt: skip
         self.appended(self.spans_file, self._spans.start)
 
     def appended(self, path: Path, start: int) -> None:

@@ -109,9 +109,9 @@ def deid_command(
         plan.resume()
         plan.open_spans()
         if mapping is not None:
-            pending = {slot.doc for slot in plan.pending()} - {slot.doc for slot in plan.slots if plan.is_done(slot)}
-            writer = MappingWriter(mapping, MappingKey.load_or_create(key_file), plan.ours(Path(mapping)),
-                                   pending.__contains__)  # fmt: skip
+            writer = MappingWriter(mapping, MappingKey.load_or_create(key_file), plan.ours(Path(mapping)))
+            done = {slot.doc for slot in plan.slots if plan.is_done(slot)}  # ids alone: a done one's records stay
+            writer.drop_unfinished({slot.doc for slot in plan.pending()} - done, {slot.doc for slot in plan.slots})
             plan.appended(Path(mapping), writer.start)
         plan.save_record()
         for batch in _batches(read_documents(listing), plan, pipeline.batch_size):
