@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from thunder.deid import Deidentifier, PipelineOptions, TokenPredictions
+from thunder.decoding import TokenPredictions
+from thunder.deid import Deidentifier, PipelineOptions
 from thunder.identifiers.base import ScoredSpan
 from thunder.protected import PROTECTED_WORDS, load_protected, protect
 

@@ -56,7 +56,7 @@ from thunder.decoding import (
 )
 from thunder.inference import RUNTIMES, Runtime, TorchRuntime, load_runtime
 from thunder.operators import Entity, OperatorChoice, OperatorSpec, entity_key, placeholder_sequence
-from thunder.particles import fix_particle, leading_particle, trailing_particle
+from thunder.particles import fix_particle, leading_particle
 from thunder.protected import load_protected, protect
 from thunder.recognizers import Recognizer, ScoredSpan, load_recognizers, recognize
 from thunder.regions import address_spellings

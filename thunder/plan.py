@@ -35,7 +35,7 @@ import os
 import signal
 import socket
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Mapping, Sequence
@@ -143,7 +143,7 @@ class OutputPlan:
         """The files under the output directory that ``slot`` writes."""
         return (slot.name, slot.name + SPANS_SUFFIX) if self.spans_beside else (slot.name,)
 
-    def check(self, files: Mapping[str, Path | None] = {}) -> None:
+    def check(self, files: Mapping[str, Path | None] | None = None) -> None:
         """Refuse, before any work, outputs that could overwrite an input or one another (``files``: the run's
         single-file outputs by option, e.g. ``{"--spans": path}``)."""
         if self.in_place:
@@ -152,6 +152,7 @@ class OutputPlan:
         outputs: set[Path] = set()
         if self.out is not None:
             outputs = self._check_out(inputs)
+        files = files or {}
         named = {option: path.resolve() for option, path in files.items() if path is not None}
         for option, real in named.items():
             if real in inputs:

@@ -45,7 +45,8 @@ def _process(deidentifier: Deidentifier, batch: list[Document], plan: OutputPlan
         try:
             if isinstance(result, Exception):
                 raise result
-            result = result or deidentifier(doc.text)
+            if result is None:  # the batch failed: this document alone
+                result = deidentifier(doc.text)
         except Exception as error:  # reported per document; the run goes on and exits 1
             plan.fail(doc.where, f"not de-identified ({type(error).__name__}: {error})")
             continue
