@@ -424,6 +424,11 @@ OUTPUT_CASES = {
          (["d2.txt", "--mapping", "m.jsonl", "--key_file", "k"], 0, "")],  # fmt: skip
         lambda root: sorted(r["doc"] for r in _opened(root)) == ["d1.txt", "d2.txt"],
     ),
+    "--mapping on someone else's JSONL is refused, never emptied": Case(
+        {"d1.txt": PHONE, "m.jsonl": MINE + "\n"},
+        [(["d1.txt", "--mapping", "m.jsonl", "--key_file", "k", "--out", "out"], 1, "m.jsonl:1: not a Thunder mapping")],
+        lambda root: (root / "m.jsonl").read_text() == MINE + "\n" and not (root / "out/d1.txt").exists(),
+    ),
     "a last line without its newline is kept": Case(
         {"d1.txt": PHONE, "all.jsonl": MINE},
         [(["d1.txt", "--spans", "all.jsonl"], 0, "")],

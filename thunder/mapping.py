@@ -330,16 +330,19 @@ class MappingWriter:
         """Refuse a file written with another key; a cut-off last record (only ever ours) is from then on ours."""
         data = self.path.read_bytes() if self.path.is_file() else b""
         cut = data.rfind(b"\n") + 1
-        first = data[: data.find(b"\n")] if cut else b""
-        if first.strip():
+        number, first = next(((n, line) for n, line in enumerate(data[:cut].split(b"\n"), 1) if line.strip()), (0, b""))
+        if first:
+            where = f"{self.path}:{number}"
             try:
                 record = json.loads(first)
             except ValueError as error:
-                raise MappingError(f"{self.path}:1: not a mapping record ({error.args[0]})") from None
-            if not isinstance(record, dict) or record.get("key_id") != self.key.key_id:
-                found = record.get("key_id") if isinstance(record, dict) else None
-                raise WrongKeyError(f"{self.path}:1: written with key id {found!r}, but {self.key.source} has key id "
-                                    f"{self.key.key_id!r}; use that key or a new mapping file")  # fmt: skip
+                raise MappingError(f"{where}: not a mapping record ({error.args[0]})") from None
+            if not isinstance(record, dict) or record.get("format") != FORMAT:
+                raise MappingError(f"{where}: not a Thunder mapping record; a mapping is appended to a mapping file "
+                                   "or a new one")  # fmt: skip
+            if record.get("key_id") != self.key.key_id:
+                raise WrongKeyError(f"{where}: written with key id {record.get('key_id')!r}, but {self.key.source} "
+                                    f"has key id {self.key.key_id!r}; use that key or a new mapping file")  # fmt: skip
         if cut == len(data):
             return ours
         log.warning("%s: dropping an incomplete last record left by an interrupted run", self.path)
