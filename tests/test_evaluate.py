@@ -142,7 +142,9 @@ def test_command_writes_json_with_run_metadata(
     fake = FakeDeidentifier({TEXT: [("김철수", NAME), ("이영", PLACE), ("피해자", NAME)]})
     from thunder.deid import PipelineOptions
 
-    fake.taxonomy = Taxonomy.load()
+    from thunder.decoding import OperatingPoint
+
+    fake.taxonomy, fake.operating_point = Taxonomy.load(), OperatingPoint(0.3, 0.05)
     monkeypatch.setattr(PipelineOptions, "build", lambda self: fake)
     out = tmp_path / "report.json"
     main(["evaluate", "--model", "fake-model", "--data", str(data), "--seed", "7", "--json", str(out)])
@@ -150,6 +152,7 @@ def test_command_writes_json_with_run_metadata(
     meta = report["meta"]
     assert (meta["model"], meta["data"], meta["seed"]) == ("fake-model", str(data), 7)
     assert meta["thunder_version"] and meta["date"]
+    assert meta["operating_point"] == {"threshold": 0.3, "grow_threshold": 0.05}  # what the model ran at
     assert report["leaks"]["all"] == {"mentions": 3, "leaked": 2, "partial": 1, "rate": 2 / 3}
     assert "| all | 3 | 2 | 1 | 66.67% |" in capsys.readouterr().out
 

@@ -167,8 +167,7 @@ def evaluate_command(
         "split_fractions": list(settings.split) if split else None,
         "split_seed": settings.split_seed if split or settings.mention_holdout else None,
         "limit": limit,
-        "threshold": deidentifier.threshold if model else None,
-        "grow_threshold": deidentifier.grow_threshold if model else None,
+        "operating_point": deidentifier.operating_point.to_dict() if model else None,  # the model's unless given
         "thunder_version": thunder.__version__,
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
