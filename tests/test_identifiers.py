@@ -79,6 +79,8 @@ def found(text: str) -> list[tuple[str, str, float]]:
         # numbers issued since Oct 2020 have random digits after the gender digit: never rejected
         ("주민등록번호 210315-3847261 인", ("210315-3847261", "resident_registration_number", 0.7)),
         ("주민번호 2103153847261", ("2103153847261", "resident_registration_number", 0.6)),
+        # 13 bare digits with a birth date and a Korean gender digit: a resident number whatever the check digit
+        ("번호 9001011234567 입니다", ("9001011234567", "resident_registration_number", 0.5)),
         ("외국인등록번호 900101-5123452", ("900101-5123452", "foreign_registration_number", 0.95)),
         ("외국인등록번호 210101-5123459", ("210101-5123459", "foreign_registration_number", 0.75)),
         ("사업자등록번호 124-81-00998", ("124-81-00998", "business_registration_number", 0.95)),
@@ -102,7 +104,8 @@ def test_recognition(text: str, expected: tuple[str, str, float]) -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        "번호 9001011234567 입니다",  # 13 bare digits, bad check digit, no context word before them
+        "번호 9002301234567 입니다",  # 13 bare digits, bad check digit, no context word, no such day (Feb 30)
+        "번호 9001019234567 입니다",  # ... no Korean gender digit
         "1248100998",  # 10 bare digits need a context word and a valid check digit
         "제품 M12345678X",  # inside a longer code
         "면허번호 991234567890",  # bare digits with an unknown region code

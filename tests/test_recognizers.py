@@ -46,7 +46,8 @@ def test_rrn_check_digit() -> None:
 def test_rrn_requires_a_date_and_a_boundary() -> None:
     assert texts("901301-1234568", "resident_registration_number") == []  # month 13
     assert texts("900132-1234568", "resident_registration_number") == []  # day 32
-    assert texts("9001011234567", "resident_registration_number") == []  # bare digits, bad check digit
+    assert texts("9002291234567", "resident_registration_number") == []  # bare, bad check digit, 1990 not leap
+    assert texts("0002293234567", "resident_registration_number") == ["0002293234567"]  # 2000 is a leap year
     assert texts("1900101-12345689", "resident_registration_number") == []  # inside a longer number
 
 

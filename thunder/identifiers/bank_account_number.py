@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import re
 
-from thunder.identifiers.base import Identifier, PatternRecognizer, fill_digits
+from thunder.identifiers.base import Identifier, PatternRecognizer, fill_digits, followed_by_amount
 from thunder.identifiers.context import MentionContext
 
 NAME = "account_number"
@@ -13,23 +13,24 @@ NAME = "account_number"
 
 class BankAccountNumber(PatternRecognizer):
     """3-4 digit groups joined by hyphens with 10-14 digits (``110-123-456789``: 0.55, 0.85 after a context
-    word), or 10-14 bare digits right after a context word such as 계좌/통장/은행 (0.75); never an amount."""
+    word); right after a context word such as 계좌/통장/은행 also 10-14 bare digits or groups joined by spaces
+    (``110 123 456789``: 0.75); never an amount."""
 
     name = "bank_account_number"
     identifier = NAME
-    pattern = re.compile(r"(?<![\d\-])(?P<id>[\d*]{2,6}-[\d*]{2,6}-[\d*]{2,7}(?:-[\d*]{1,4})?|\d{10,14})(?![\d\-])")
+    pattern = re.compile(
+        r"(?<![\d\-])(?P<id>[\d*]{2,6}-[\d*]{2,6}-[\d*]{2,7}(?:-[\d*]{1,4})?|\d{10,14}"
+        r"|(?<!\d )\d{2,6} \d{2,6} \d{2,7}(?: \d{1,4})?(?! ?\d))(?![\d\-])"
+    )
     context = ("계좌", "통장", "은행", "뱅크", "예금", "입금", "송금", "이체", "농협", "신협", "금고", "우체국")
-    AMOUNT_UNITS = ("원", "만", "억", "천", "달러")
 
     def score(self, match: re.Match, text: str) -> float:
         value = match.group("id")
-        if text[match.end("id") : match.end("id") + 10].lstrip().startswith(self.AMOUNT_UNITS):
+        if followed_by_amount(text, match) or not 10 <= len(re.sub(r"[^\d*]", "", value)) <= 14:
             return 0
         has_context = self.near_context(text, match)
         if "-" not in value:
             return 0.75 if has_context else 0
-        if not 10 <= len(re.sub(r"[^\d*]", "", value)) <= 14:
-            return 0
         return 0.85 if has_context else 0.55
 
 

@@ -10,6 +10,7 @@ from functools import lru_cache
 from typing import Callable, ClassVar
 
 from thunder.identifiers.context import MentionContext
+from thunder.identifiers.normalize import normal_view
 from thunder.taxonomy import Label, Taxonomy
 
 
@@ -48,6 +49,9 @@ def packaged_taxonomy() -> Taxonomy:
 class PatternRecognizer(Recognizer):
     """A regular expression, context words and a ``score(match, text)`` hook; a score of 0 rejects the match.
 
+    Pattern and score read the normalised view of the text (ASCII digits, letters, ``-`` and spaces wherever the
+    text writes their full-width, dash, space or invisible variants); spans are reported in the original text.
+
     The label comes from ``label`` (argument, else class attribute) or from the taxonomy: the label whose
     ``source`` is ``generator:<identifier>`` in ``taxonomy``, else in the packaged one. Category and tier 1 are
     the label's in that taxonomy.
@@ -67,7 +71,7 @@ class PatternRecognizer(Recognizer):
             self.category, self.tier1 = found.category, found.tier1
 
     def score(self, match: re.Match, text: str) -> float:
-        """Confidence for one match (0 rejects it)."""
+        """Confidence for one match of the normalised ``text`` (0 rejects it)."""
         return self.base_score
 
     def near_context(self, text: str, match: re.Match) -> bool:
@@ -77,11 +81,15 @@ class PatternRecognizer(Recognizer):
         return any(word in before for word in self.context)
 
     def find(self, text: str) -> list[ScoredSpan]:
+        """Matches in the normalised view of ``text`` (:mod:`thunder.identifiers.normalize`: full-width forms, dash
+        and space variants, invisible characters), as spans of the original characters."""
+        view = normal_view(text)
         spans = []
-        for match in self.pattern.finditer(text):
+        for match in self.pattern.finditer(view.text):
             start, end = match.span("id") if "id" in self.pattern.groupindex else match.span()
-            score = self.score(match, text)
+            score = self.score(match, view.text)
             if score > 0 and end > start:
+                start, end = view.original_span(start, end)
                 spans.append(ScoredSpan(start, end, self.label, score, self.name, self.category, self.tier1))
         return spans
 
@@ -112,6 +120,14 @@ class Identifier:
     name: str  # taxonomy labels say `source: "generator:<name>"`
     recognizer: type[PatternRecognizer] | None
     generate: Callable[[random.Random, MentionContext], str]
+
+
+AMOUNT_UNITS = ("원", "만", "억", "천", "달러")
+
+
+def followed_by_amount(text: str, match: re.Match) -> bool:
+    """Whether a unit of money (원, 만, 억, ...) follows the match: a number, not an identifier."""
+    return text[match.end("id") : match.end("id") + 10].lstrip().startswith(AMOUNT_UNITS)
 
 
 def digits_of(value: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import re
 
-from thunder.identifiers.base import Identifier, PatternRecognizer, digits_of
+from thunder.identifiers.base import Identifier, PatternRecognizer, digits_of, followed_by_amount
 from thunder.identifiers.context import MentionContext
 
 NAME = "business_registration_number"
@@ -29,19 +29,22 @@ def check_digit_valid(number: str) -> bool:
 
 class BusinessRegistrationNumber(PatternRecognizer):
     """``AAA-BB-CCCCC``: 0.95 with a valid check digit after a context word, 0.8 without the word, 0.6 with the
-    word and a wrong check digit; 10 bare digits need both (0.85). Other ``3-2-5`` numbers are left to the
-    account recognizer."""
+    word and a wrong check digit. 10 digits without hyphens (bare or ``AAA BB CCCCC``) need the context word: 0.85
+    with a valid check digit, 0.6 without; never an amount. Other ``3-2-5`` numbers are left to the account
+    recognizer."""
 
     name = NAME
     identifier = NAME
-    pattern = re.compile(r"(?<![\d\-])(?P<id>\d{3}-\d{2}-\d{5}|\d{10})(?![\d\-])")
+    pattern = re.compile(r"(?<![\d\-])(?P<id>\d{3}-\d{2}-\d{5}|\d{10}|(?<!\d )\d{3} \d{2} \d{5}(?! \d))(?![\d\-])")
     context = ("사업자등록번호", "사업자번호", "사업자")
 
     def score(self, match: re.Match, text: str) -> float:
         value = match.group("id")
         valid, has_context = check_digit_valid(value), self.near_context(text, match)
         if "-" not in value:
-            return 0.85 if valid and has_context else 0
+            if not has_context or followed_by_amount(text, match):
+                return 0
+            return 0.85 if valid else 0.6
         if valid:
             return 0.95 if has_context else 0.8
         return 0.6 if has_context else 0

@@ -15,14 +15,17 @@ NAME = "email"
 
 
 class EmailAddress(PatternRecognizer):
-    """E-mail addresses (0.95)."""
+    """E-mail addresses (0.95; 0.9 with spaces around the ``@``)."""
 
     name = "email"
     identifier = NAME
     pattern = re.compile(
-        r"(?<![A-Za-z0-9_.+-])(?P<id>[A-Za-z0-9_.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})(?![A-Za-z0-9_-])"
+        r"(?<![A-Za-z0-9_.+-])(?P<id>[A-Za-z0-9_.+-]+ ?@ ?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})"
+        r"(?![A-Za-z0-9_-])"
     )
-    base_score = 0.95
+
+    def score(self, match: re.Match, text: str) -> float:
+        return 0.9 if " " in match.group("id") else 0.95
 
 
 _EMAIL_DOMAINS = tuple(_FakerInternet.free_email_domains) + ("naver.com", "naver.com", "kakao.com", "daum.net")

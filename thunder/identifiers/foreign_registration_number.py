@@ -7,7 +7,14 @@ import re
 
 from thunder.identifiers.base import Identifier, PatternRecognizer, digits_of
 from thunder.identifiers.context import MentionContext, infer_gender
-from thunder.identifiers.resident_registration_number import DATE, birth_year, gender_digit, month_day, weighted_sum
+from thunder.identifiers.resident_registration_number import (
+    DATE,
+    birth_year,
+    gender_digit,
+    month_day,
+    valid_birth_date,
+    weighted_sum,
+)
 
 NAME = "foreign_registration_number"
 
@@ -24,22 +31,25 @@ def check_digit_valid(number: str) -> bool:
 
 
 class ForeignRegistrationNumber(PatternRecognizer):
-    """``YYMMDD-GNNNNNN`` with a valid birth date and gender digit 5-8: 0.95 with a valid check digit, 0.75
-    without (never rejected: numbers issued since Oct 2020 end in random digits); 13 bare digits need a valid
-    check digit (0.9) or a context word (0.6)."""
+    """``YYMMDD-GNNNNNN`` with a valid birth date and gender digit 5-8 (separated by a hyphen, a dot or a space):
+    0.95 with a valid check digit, 0.75 without (never rejected: numbers issued since Oct 2020 end in random
+    digits); 13 digits without a separator: 0.9 with a valid check digit, 0.6 after a context word, else 0.5 when
+    the birth date is a day of the calendar."""
 
     name = NAME
     identifier = NAME
-    pattern = re.compile(rf"(?<![\d\-])(?P<id>{DATE}\s?[-–]?\s?[5-8]\d{{6}})(?![\d*])")
+    pattern = re.compile(rf"(?<![\d\-])(?P<id>{DATE}(?P<separator> ?[-.] ?| )?[5-8]\d{{6}})(?![\d*])")
     context = ("외국인등록번호", "외국인번호", "외국인등록증", "외국인등록")
 
     def score(self, match: re.Match, text: str) -> float:
-        value = match.group("id")
+        value, separated = match.group("id"), (match.group("separator") or "").strip()
         if check_digit_valid(value):
-            return 0.95 if re.search(r"[-–]", value) else 0.9
-        if re.search(r"[-–]", value):
+            return 0.95 if separated else 0.9
+        if separated:
             return 0.75
-        return 0.6 if self.near_context(text, match) else 0
+        if self.near_context(text, match):
+            return 0.6
+        return 0.5 if valid_birth_date(digits_of(value)) else 0
 
 
 def generate(rng: random.Random, context: MentionContext) -> str:

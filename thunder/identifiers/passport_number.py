@@ -14,17 +14,22 @@ _TYPE_HINTS = (("외교", "D"), ("관용", "O"), ("단수", "S"), ("거주", "R"
 
 
 class PassportNumber(PatternRecognizer):
-    """``M123A4567`` (0.75, 0.9 after a context word) and ``M12345678`` (0.5, 0.85 after a context word)."""
+    """``M123A4567`` (0.75, 0.9 after a context word) and ``M12345678`` (0.5, 0.85 after a context word); written
+    in lower case or with a space after the type letter (``m12345678``, ``M 12345678``) only after a context word
+    (0.8)."""
 
     name = NAME
     identifier = NAME
     pattern = re.compile(
-        rf"(?<![A-Za-z0-9])(?P<id>[{TYPES}](?P<current>\d{{3}}[A-Z]\d{{4}})|[{TYPES}]\d{{8}})(?![A-Za-z0-9])"
+        rf"(?<![A-Za-z0-9])(?P<id>(?i:[{TYPES}]) ?(?:(?P<current>\d{{3}}[A-Za-z]\d{{4}})|\d{{8}}))(?![A-Za-z0-9])"
     )
     context = ("여권", "여권번호", "passport", "Passport", "PASSPORT")
 
     def score(self, match: re.Match, text: str) -> float:
         has_context = self.near_context(text, match)
+        value = match.group("id")
+        if value != value.upper() or " " in value:
+            return 0.8 if has_context else 0
         if match.group("current"):
             return 0.9 if has_context else 0.75
         return 0.85 if has_context else 0.5

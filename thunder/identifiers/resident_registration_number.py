@@ -32,28 +32,42 @@ def check_digit_valid(number: str) -> bool:
     return len(digits) == 13 and check_digit(digits[:12]) == int(digits[12])
 
 
+def valid_birth_date(digits: str) -> bool:
+    """Whether ``YYMMDDG`` (birth date and gender/century digit) names a day of the calendar."""
+    century = {"9": 1800, "0": 1800, "1": 1900, "2": 1900, "5": 1900, "6": 1900}.get(digits[6], 2000)
+    year, month, day = century + int(digits[:2]), int(digits[2:4]), int(digits[4:6])
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    return 1 <= month <= 12 and 1 <= day <= _DAYS_IN_MONTH[month - 1] + (month == 2 and leap)
+
+
 class ResidentRegistrationNumber(PatternRecognizer):
-    """``YYMMDD-GNNNNNN`` with a valid birth date (the tail may be masked with ``*``).
+    """``YYMMDD-GNNNNNN`` with a valid birth date (separated by a hyphen, a dot or a space, or not at all; the tail
+    may be masked with ``*``, gender digit included).
 
     The check digit raises confidence and never rejects (numbers issued since Oct 2020 end in random digits):
     0.95 with a valid one, 0.7 without, 0.6 when partly masked, 0.5 with a foreigner's or 19th-century gender
-    digit. 13 bare digits need a valid check digit (0.9) or a context word (0.6): else they are likely an account.
+    digit. 13 digits without a separator: 0.9 with a valid check digit, 0.6 after a context word, else 0.5 when
+    the birth date is a day of the calendar and the gender digit a Korean's (a failing check digit proves
+    nothing since Oct 2020; other shapes of 13 digits are left to the account recognizer).
     """
 
     name = "resident_registration_number"
     identifier = NAME
-    pattern = re.compile(rf"(?<![\d\-])(?P<id>{DATE}\s?[-–]?\s?[0-9][\d*]{{6}})(?![\d*])")
+    pattern = re.compile(rf"(?<![\d\-])(?P<id>{DATE}(?P<separator> ?[-.] ?| )?[\d*][\d*]{{6}})(?![\d*])")
     context = ("주민등록번호", "주민번호", "주민등록", "생년월일")
 
     def score(self, match: re.Match, text: str) -> float:
         value = match.group("id")
         if "*" in value:
             return 0.6
-        korean, valid = digits_of(value)[6] in KOREAN_GENDER_DIGITS, check_digit_valid(value)
-        if not re.search(r"[-–]", value):
+        digits = digits_of(value)
+        korean, valid = digits[6] in KOREAN_GENDER_DIGITS, check_digit_valid(value)
+        if not (match.group("separator") or "").strip():
             if valid:
                 return 0.9 if korean else 0.5
-            return 0.6 if self.near_context(text, match) else 0
+            if self.near_context(text, match):
+                return 0.6
+            return 0.5 if korean and valid_birth_date(digits) else 0
         if not korean:
             return 0.5
         return 0.95 if valid else 0.7

@@ -12,13 +12,27 @@ from thunder.identifiers.context import MentionContext
 NAME = "url"
 
 
+_TAIL = r"[^\s<>\"'가-힣]*[^\s<>\"'가-힣.,;:!?)\]}]"  # trailing punctuation and closing brackets left out
+TOP_LEVEL_DOMAINS = (
+    "co.kr", "or.kr", "go.kr", "ac.kr", "ne.kr", "re.kr", "pe.kr", "kr", "com", "net", "org", "info", "biz", "io",
+    "me", "tv", "app", "dev", "shop", "site", "xyz", "jp", "cn", "us", "uk",
+)  # fmt: skip
+
+
 class Url(PatternRecognizer):
-    """URLs with a scheme or ``www.`` (0.9; trailing punctuation and closing brackets are left out)."""
+    """URLs with a scheme or ``www.`` in any case (0.9), or a host under a common top-level domain followed by a
+    path (``blog.naver.com/hong1234``: 0.8); trailing punctuation and closing brackets are left out."""
 
     name = "url"
     identifier = NAME
-    pattern = re.compile(r"(?P<id>(?:https?://|www\.)[^\s<>\"'가-힣]*[^\s<>\"'가-힣.,;:!?)\]}])")
-    base_score = 0.9
+    _DOMAINS = "|".join(re.escape(domain) for domain in TOP_LEVEL_DOMAINS)
+    pattern = re.compile(
+        rf"(?P<id>(?i:https?://|www\.){_TAIL}"
+        rf"|(?<![\w.@/-])(?i:(?:[a-z0-9-]+\.)+(?:{_DOMAINS}))/{_TAIL})"
+    )
+
+    def score(self, match: re.Match, text: str) -> float:
+        return 0.9 if re.match(r"(?i)https?://|www\.", match.group("id")) else 0.8
 
 
 def generate(rng: random.Random, context: MentionContext) -> str:

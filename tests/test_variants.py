@@ -1,0 +1,124 @@
+"""Identifiers as a clerk may type them: full-width forms, dash and space variants, invisible characters, another
+case. The recognizers match on a normalised view of the text and report spans of the original characters."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from thunder.identifiers import CATALOGUE
+from thunder.identifiers.context import MentionContext
+from thunder.identifiers.normalize import DASHES, INVISIBLE, normal_view
+from thunder.recognizers import load_recognizers, recognize
+
+ALL = load_recognizers()
+RECOGNIZED = sorted(name for name, identifier in CATALOGUE.items() if identifier.recognizer)
+SPACES = " \u00a0\u2002\u2009\u202f\u3000"  # the space, no-break, en, thin, narrow no-break, ideographic spaces
+FULL_WIDTH = {chr(code): chr(code + 0xFEE0) for code in range(0x21, 0x7F)} | {" ": "\u3000"}
+
+
+# ------------------------------------------------------------------------------------------------ the view
+
+
+@settings(deadline=None)
+@given(st.text(st.sampled_from("0123456789-@. 가나A" + DASHES + INVISIBLE + SPACES + "".join(FULL_WIDTH.values()))))
+def test_every_view_character_comes_from_the_original_characters_it_maps_to(text: str) -> None:
+    view = normal_view(text)
+    assert "".join(normal_view(c).text for c in text) == view.text  # the view is character by character
+    for position, char in enumerate(view.text):
+        start, end = view.original_span(position, position + 1)
+        assert normal_view(text[start:end]).text == char
+    if view.text:
+        start, end = view.original_span(0, len(view.text))
+        assert normal_view(text[start:end]).text == view.text  # whole spans cover the invisible characters inside
+
+
+def test_the_view_keeps_hangul_and_enclosed_forms() -> None:
+    text = "① ㈜한빛 ㎡ ² ﾊ ㄱ 한글 Ⅻ"
+    assert normal_view(text).text == text  # no ASCII character of their own
+    assert normal_view("０１０－１２３４\u200b－５６７８\u3000ｋｉｍ＠ｅｘａｍｐｌｅ．ｃｏｍ").text == "010-1234-5678 kim@example.com"
+
+
+# ------------------------------------------------------------------------------------------------ variants
+
+
+def _full_width(data: st.DataObject, mention: str) -> str:
+    chosen = data.draw(st.lists(st.booleans(), min_size=len(mention), max_size=len(mention)))
+    return "".join(FULL_WIDTH.get(c, c) if pick else c for c, pick in zip(mention, chosen))
+
+
+def _dashes(data: st.DataObject, mention: str) -> str:
+    return "".join(data.draw(st.sampled_from(DASHES)) if c == "-" else c for c in mention)
+
+
+def _invisible(data: st.DataObject, mention: str) -> str:
+    positions = data.draw(st.lists(st.integers(1, max(1, len(mention) - 1)), min_size=1, max_size=3))
+    chars = list(mention)
+    for position in sorted(positions, reverse=True):
+        chars.insert(position, data.draw(st.sampled_from(INVISIBLE)))
+    return "".join(chars)
+
+
+def _spaces(data: st.DataObject, mention: str) -> str:
+    """Spaces where a clerk types them: instead of every hyphen, around ``@``, after a passport's type letter,
+    between digits and a plate's letter; any space written as one of its variants."""
+    space = lambda: data.draw(st.sampled_from(SPACES))  # noqa: E731
+    if "-" in mention and data.draw(st.booleans()):
+        mention = mention.replace("-", space())
+    mention = mention.replace("@", f"{space()}@{space()}")
+    chars = []
+    for i, char in enumerate(mention):
+        previous = mention[i - 1] if i else ""
+        between = previous.isdigit() and "가" <= char <= "힣" or "가" <= previous <= "힣" and char.isdigit()
+        if between or i == 1 and previous.isalpha() and previous.isascii() and char.isdigit():
+            chars.append(space())
+        chars.append(space() if char == " " else char)
+    return "".join(chars)
+
+
+def _case(data: st.DataObject, mention: str) -> str:
+    return mention.upper() if data.draw(st.booleans()) else mention.lower()
+
+
+TRANSFORMS = {"full_width": _full_width, "dashes": _dashes, "invisible": _invisible, "spaces": _spaces,
+              "case": _case}  # fmt: skip
+
+
+def check_variant_is_replaced(name: str, seed: int, transforms: list[str], data: st.DataObject) -> None:
+    recognizer = next(r for r in ALL if getattr(r, "identifier", None) == name)
+    left = f"피고인의 {recognizer.context[0]} " if recognizer.context else "피고인의 "
+    mention = CATALOGUE[name].generate(random.Random(seed), MentionContext(recognizer.label, ((left, " 입니다."),)))
+    variant = mention
+    for transform in transforms:
+        variant = TRANSFORMS[transform](data, variant)
+    text = f"{left}{variant} 입니다."
+    visible = [len(left) + i for i, c in enumerate(variant) if c not in INVISIBLE]
+    first, last = visible[0], visible[-1]
+    spans = [s for s in recognize(text, ALL) if s.start <= last and first < s.end]
+    covered = {i for s in spans for i in range(s.start, s.end)}
+    assert set(range(first, last + 1)) <= covered, (variant, [(text[s.start : s.end], s.source) for s in spans])
+    assert all(len(left) <= s.start and s.end <= len(left) + len(variant) for s in spans), variant
+
+
+VARIANTS = dict(
+    name=st.sampled_from(RECOGNIZED),
+    seed=st.integers(0, 2**32 - 1),
+    transforms=st.lists(st.sampled_from(sorted(TRANSFORMS)), min_size=1, max_size=3, unique=True),
+    data=st.data(),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(**VARIANTS)
+def test_every_generator_variant_is_replaced(name: str, seed: int, transforms: list[str], data) -> None:
+    check_variant_is_replaced(name, seed, transforms, data)
+
+
+@pytest.mark.slow
+@settings(max_examples=10_000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(**VARIANTS)
+def test_every_generator_variant_is_replaced_many(name: str, seed: int, transforms: list[str], data) -> None:
+    check_variant_is_replaced(name, seed, transforms, data)

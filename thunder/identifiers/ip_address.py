@@ -1,0 +1,41 @@
+"""IP주소: IPv4 addresses (``192.168.10.20``), as access logs and investigation records quote them."""
+
+from __future__ import annotations
+
+import random
+import re
+
+from thunder.identifiers.base import Identifier, PatternRecognizer, digits_of
+from thunder.identifiers.context import MentionContext
+
+NAME = "ip_address"
+_OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
+
+
+class IpAddress(PatternRecognizer):
+    """Four octets 0-255 joined by dots: 0.9 after a context word (IP, 아이피, 접속), 0.7 without one when they
+    hold 7 digits or more (``1.2.3.4`` alone may number a section)."""
+
+    name = NAME
+    identifier = NAME
+    pattern = re.compile(rf"(?<![\d.])(?P<id>{_OCTET}(?:\.{_OCTET}){{3}})(?!\d|\.\d)")
+    context = ("IP", "아이피", "접속")
+
+    def score(self, match: re.Match, text: str) -> float:
+        if self.near_context(text, match):
+            return 0.9
+        return 0.7 if len(digits_of(match.group("id"))) >= 7 else 0
+
+
+def generate(rng: random.Random, context: MentionContext) -> str:
+    """A private (home router, office) or public IPv4 address."""
+    roll = rng.random()
+    if roll < 0.3:
+        return f"192.168.{rng.randint(0, 255)}.{rng.randint(1, 254)}"
+    if roll < 0.4:
+        return f"10.{rng.randint(0, 255)}.{rng.randint(0, 255)}.{rng.randint(1, 254)}"
+    first = rng.choice([n for n in range(1, 224) if n not in (10, 127)])
+    return f"{first}.{rng.randint(0, 255)}.{rng.randint(0, 255)}.{rng.randint(1, 254)}"
+
+
+IDENTIFIER = Identifier(NAME, IpAddress, generate)

@@ -1,0 +1,96 @@
+"""The view of a text the recognizers match on: identifiers as a clerk may type them, in plain ASCII form.
+
+A judgment may write ``０１０－１２３４－５６７８`` (full-width), ``010–1234–5678`` (an en dash), ``010-12\u200b34-5678``
+(a zero-width space inside) or ``010\u00a01234\u00a05678`` (no-break spaces). :func:`normal_view` maps
+
+- compatibility forms whose NFKC form is one printable ASCII character (full-width and half-width forms, no-break
+  and typographic spaces, small forms, mathematical letters and digits) to that character; circled, parenthesised,
+  superscript and other enclosed forms stay as they are, and so does Hangul;
+- the dash variants (hyphens, en/em dashes, minus signs, ...) to ``-``;
+- invisible characters (zero-width spaces and joiners, word joiner, byte-order mark, soft hyphen) to nothing,
+
+and keeps the way back: :meth:`NormalView.original_span` turns a span of the view into the span of the original
+characters it came from (a removed character inside a span is covered by it).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2212\u2796\ufe58\ufe63\uff0d"
+INVISIBLE = "\u00ad\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff"
+# decomposition tags of compatibility forms that stand for the plain character (not circled, squared, super/sub...)
+_PLAIN_FORMS = ("<wide>", "<narrow>", "<noBreak>", "<font>", "<small>", "<compat>")
+# where such forms live: Latin-1, general punctuation to number forms, the ideographic space, half/full-width and
+# small forms, mathematical letters and digits
+_SCANNED = ((0x00A0, 0x0100), (0x2000, 0x2190), (0x3000, 0x3001), (0xFE00, 0x10000), (0x1D400, 0x1D800))
+
+
+@lru_cache(maxsize=1)
+def _replacements() -> tuple[dict[str, str], re.Pattern]:
+    """Every character the view changes, with what it becomes, and a pattern finding them."""
+    table = {c: "-" for c in DASHES} | {c: "" for c in INVISIBLE}
+    for first, last in _SCANNED:
+        for code in range(first, last):
+            char = chr(code)
+            if char in table or not unicodedata.decomposition(char).startswith(_PLAIN_FORMS):
+                continue
+            plain = unicodedata.normalize("NFKC", char)
+            if len(plain) == 1 and plain != char and (plain.isascii() and plain.isprintable()):
+                table[char] = plain
+    return table, re.compile("[" + "".join(map(re.escape, sorted(table))) + "]")
+
+
+@dataclass(frozen=True)
+class NormalView:
+    """A normalised text and the way back to the original.
+
+    ``changes`` lists, in order, ``(view_start, original_start, view_length)`` of every original character the
+    view changed (one original character each; ``view_length`` 0 for a removed one); between changes, view and
+    original advance together. ``view_starts`` are the first members, for bisection.
+    """
+
+    original: str
+    text: str
+    changes: tuple[tuple[int, int, int], ...] = ()
+    view_starts: tuple[int, ...] = ()
+
+    def _origin(self, position: int) -> tuple[int, int]:
+        """The original characters ``[start, end)`` that view character ``position`` comes from."""
+        i = bisect.bisect_right(self.view_starts, position) - 1
+        if i < 0:
+            return position, position + 1
+        view_start, original_start, length = self.changes[i]
+        if position < view_start + length:
+            return original_start, original_start + 1
+        start = original_start + 1 + position - (view_start + length)
+        return start, start + 1
+
+    def original_span(self, start: int, end: int) -> tuple[int, int]:
+        """The original span of the view's span ``[start, end)`` (``end > start``): every original character that
+        made it, invisible ones between them included."""
+        if not self.changes:
+            return start, end
+        return self._origin(start)[0], self._origin(end - 1)[1]
+
+
+@lru_cache(maxsize=4)
+def normal_view(text: str) -> NormalView:
+    """The normalised view of ``text`` (cached: every recognizer of one document reads the same view)."""
+    table, pattern = _replacements()
+    if pattern.search(text) is None:
+        return NormalView(text, text)
+    parts, changes, shift, last = [], [], 0, 0
+    for match in pattern.finditer(text):
+        position = match.start()
+        plain = table[match.group()]
+        parts += (text[last:position], plain)
+        changes.append((position + shift, position, len(plain)))
+        shift += len(plain) - 1
+        last = position + 1
+    parts.append(text[last:])
+    return NormalView(text, "".join(parts), tuple(changes), tuple(change[0] for change in changes))
