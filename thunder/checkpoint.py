@@ -38,6 +38,7 @@ AUTO_CLASSES: dict[str, Any] = {"mlm": AutoModelForMaskedLM, "token-classificati
 EXPORT_FILE = "thunder.json"
 EXPORT_FORMAT = "thunder-export/2"
 _WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
+EMBEDDING_PADDING = 128  # embedding rows no token reaches that a model may carry (vocabularies padded for speed)
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}")
 
 
@@ -82,8 +83,16 @@ def read_checkpoint(path: str | Path, allow_sharded: bool = False) -> dict[str, 
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
     except Exception as error:  # the safe unpickler refuses anything but tensors and plain data
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise ArtefactError(f"{path}: not a loadable checkpoint of tensors and plain data ({first_line})") from None
+        raise unloadable(path, error) from None
+
+
+def unloadable(path: str | Path, error: BaseException) -> ArtefactError:
+    """The one-line error for a checkpoint ``torch.load(weights_only=True)`` refused with ``error``."""
+    lines = [line.strip() for line in re.sub(r"\x1b\[[0-9;]*m", "", str(error)).splitlines() if line.strip()]
+    reason = next((line for line in lines if line.startswith("WeightsUnpickler error")), lines[0] if lines else "")
+    reason = reason.split(". Please use")[0]  # not torch's advice to allow what was refused
+    reason = reason or type(error).__name__
+    return ArtefactError(f"{path}: not a loadable checkpoint of tensors and plain data ({reason})")
 
 
 def thunder_entry(checkpoint: Mapping[str, Any], path: str | Path) -> dict[str, Any]:
@@ -120,17 +129,53 @@ def stored_recipe(path: str | Path) -> dict[str, Any] | None:
     return checkpoint_recipe(checkpoint) if isinstance(checkpoint, Mapping) else None
 
 
+def check_weight_files(directory: str | Path) -> list[str]:
+    """The weight files of a Hugging Face model directory that loading reads (``model.safetensors``,
+    ``pytorch_model.bin`` and the shards their ``*.index.json`` weight maps name), each checked to be a plain file
+    name of a file inside ``directory``, links resolved: a name like ``../outside.safetensors``, an absolute path
+    or a link out of the directory is an :class:`ArtefactError`."""
+    directory = Path(directory)
+    root = directory.resolve()
+    named: dict[str, Path] = {}  # file name -> where it is named
+    for name in (*_WEIGHT_FILES, "pytorch_model.bin.index.json"):
+        if not (directory / name).exists() and not (directory / name).is_symlink():
+            continue
+        named[name] = directory
+        if name.endswith(".index.json"):
+            named |= {shard: directory / name for shard in sorted(set(_weight_map(directory / name).values()))}
+    for name, source in named.items():
+        path = directory / plain_file_name(name, source)
+        if path.resolve().parent != root:
+            raise ArtefactError(f"{path} leads out of the model directory (to {path.resolve()}); refusing to load it")
+        if not path.is_file():
+            raise ArtefactError(f"{path}: weight file missing")
+    return list(named)
+
+
+def _weight_map(index: Path) -> dict[str, Any]:
+    """The ``weight_map`` of a sharded checkpoint's index (parameter name -> shard file name)."""
+    try:
+        weight_map = json.loads(index.read_text(encoding="utf-8")).get("weight_map")
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError) as error:
+        raise ArtefactError(f"{index}: not a weight index ({error})") from None
+    if not isinstance(weight_map, dict):
+        raise ArtefactError(f"{index}: no weight_map")
+    return weight_map
+
+
 def read_hf_weights(directory: Path) -> dict[str, Tensor]:
-    """The weights of a Hugging Face model directory (safetensors, else ``pytorch_model.bin`` read safely)."""
+    """The weights of a Hugging Face model directory (safetensors, else ``pytorch_model.bin`` read safely), read
+    only from files inside it (:func:`check_weight_files`)."""
     from safetensors.torch import load_file
 
+    check_weight_files(directory)
     if (directory / "model.safetensors").is_file():
         return load_file(directory / "model.safetensors")
     index = directory / "model.safetensors.index.json"
     if index.is_file():
         state: dict[str, Tensor] = {}
-        for shard in sorted(set(json.loads(index.read_text())["weight_map"].values())):
-            state.update(load_file(directory / plain_file_name(shard, index)))
+        for shard in sorted(set(_weight_map(index).values())):
+            state.update(load_file(directory / shard))
         return state
     if (directory / "pytorch_model.bin").is_file():
         return torch.load(directory / "pytorch_model.bin", map_location="cpu", weights_only=True)
@@ -260,7 +305,11 @@ def check_fit(
     label_set: LabelSet | None,
     source: str | Path,
 ) -> None:
-    """Refuse a tokenizer or label set that does not fit the model (:class:`ArtefactError`, one line)."""
+    """Refuse a tokenizer or label set that does not fit the model (:class:`ArtefactError`, one line).
+
+    The tokenizer's fingerprint is computed from the tokenizer as loaded from its files and compared with the
+    stored one; a stored fingerprint rewritten to match another tokenizer still meets the weights: the vocabulary
+    must fill the embeddings (fewer than :data:`EMBEDDING_PADDING` rows that no token reaches)."""
     if tokenizer is not None:
         found = tokenizer_fingerprint(tokenizer)
         if stored_tokenizer is not None and dict(stored_tokenizer) != found:
@@ -273,6 +322,11 @@ def check_fit(
             raise ArtefactError(
                 f"{source}: the tokenizer has {found['vocab_size']} tokens but the model's embeddings only "
                 f"{config.vocab_size}"
+            )
+        if config.vocab_size - found["vocab_size"] >= EMBEDDING_PADDING:
+            raise ArtefactError(
+                f"{source}: the tokenizer has {found['vocab_size']} tokens but the model's embeddings "
+                f"{config.vocab_size}: not the tokenizer the model was trained with"
             )
     if label_set is not None:
         names = list(label_set.names)
@@ -379,6 +433,7 @@ def load_exported(path: str | Path, taxonomy: str | Path | Taxonomy | None = Non
     path = Path(path)
     if path.is_dir() and not (path / EXPORT_FILE).exists():
         if is_release_dir(path):  # a published SNU Thunder-DeID model directory, converted in memory
+            check_weight_files(path)
             model, tokenizer, label_set, _ = load_release(path, taxonomy=_taxonomy(taxonomy))
             return LoadedModel(model, tokenizer, label_set, OperatingPoint())
     if path.is_dir() and not is_sharded_checkpoint(path):
@@ -389,6 +444,7 @@ def load_exported(path: str | Path, taxonomy: str | Path | Taxonomy | None = Non
             raise ArtefactError(f"{path / EXPORT_FILE}: no label set")
         if not (path / "model.safetensors").is_file() and not (path / "model.safetensors.index.json").is_file():
             raise ArtefactError(f"{path}: no safetensors weights (model.safetensors); refusing other formats")
+        check_weight_files(path)
         model = AUTO_CLASSES["token-classification"].from_pretrained(path, use_safetensors=True).eval()
         tokenizer, stored_tokenizer = load_tokenizer(path), info.get("tokenizer")
         if stored_tokenizer is None:

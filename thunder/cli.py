@@ -12,10 +12,13 @@ import dataclasses
 import importlib
 import logging
 import sys
+import re
+import types
 import typing
 import warnings
 from typing import Callable
 
+from jsonargparse import ArgumentError
 from lightning.pytorch.cli import LightningCLI
 
 TRAINER_COMMANDS = ("fit", "validate", "test", "predict")
@@ -73,6 +76,19 @@ class ThunderCLI(LightningCLI):
             if status := exit_status(self.trainer):
                 raise SystemExit(status)
 
+    def _parse_ckpt_path(self) -> None:
+        """LightningCLI reads ``--ckpt_path``'s hyperparameters (tensors and plain data only); a checkpoint it
+        cannot read so (a pickled payload, a damaged file) ends the command with one line and exit code 2."""
+        try:
+            super()._parse_ckpt_path()
+        except Exception as error:
+            from thunder.checkpoint import unloadable
+
+            subcommand = self.config.get("subcommand")
+            path = self.config[subcommand].get("ckpt_path")
+            sys.stderr.write(f"thunder {subcommand}: error: {unloadable(path, error)}\n")
+            raise SystemExit(2) from None
+
     def before_instantiate_classes(self) -> None:
         if self.subcommand == "predict":  # predict writes its outputs only: no config.yaml in the current directory
             self.save_config_callback = None
@@ -118,7 +134,7 @@ def _run_function(function: Callable, args: list[str], prog: str) -> None:
 
     from jsonargparse import ArgumentParser
 
-    parser = ArgumentParser(prog=prog)
+    parser = ArgumentParser(prog=prog, exit_on_error=False)
     positional = {"inputs"} & set(inspect.signature(function).parameters)
     if positional:
         parser.add_argument("inputs", nargs="*", default=[], help="input files or directories (default: stdin)")
@@ -130,13 +146,58 @@ def _run_function(function: Callable, args: list[str], prog: str) -> None:
         parser.add_class_arguments(group, nested_key=None)
     flags = {name for name, hint in hints.items() if hint is bool}
     flags |= {f.name for group in groups.values() for f in dataclasses.fields(group) if f.type in (bool, "bool")}
-    values = parser.parse_args(_normalise_options(args, flags)).as_dict()
+    args = _normalise_options(args, flags)
+    try:
+        values = parser.parse_args(args).as_dict()
+    except ArgumentError as error:
+        options = {**hints, **{k: v for group in groups.values() for k, v in typing.get_type_hints(group).items()}}
+        raise SystemExit(f"{prog}: error: {_option_error(error, args, options)}") from None
     for name, group in groups.items():
         values[name] = group(**{f.name: values.pop(f.name) for f in dataclasses.fields(group) if f.name in values})
     try:
         function(**values)
     except (OSError, ValueError, LookupError) as error:  # bad input: a message naming it, not a traceback
         raise SystemExit(f"{prog}: error: {error}") from None
+
+
+def _given(args: list[str], name: str) -> str | None:
+    """The value given on the command line for ``--name`` (the last one), if any."""
+    value = None
+    for position, arg in enumerate(args):
+        if arg == f"--{name}" and position + 1 < len(args):
+            value = args[position + 1]
+        elif arg.startswith(f"--{name}="):
+            value = arg.partition("=")[2]
+    return value
+
+
+def _kinds(hint: object) -> set[object]:
+    """The plain types an annotation allows (``dict[str, str] | None`` -> ``{dict, NoneType}``)."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return set().union(*map(_kinds, typing.get_args(hint)))
+    return {typing.get_origin(hint) or hint}
+
+
+def _option_error(error: Exception, args: list[str], hints: dict[str, object]) -> str:
+    """One line for an option the parser refused: ``--operators: invalid JSON (...)``, ``--threshold: not a number
+    ('nan')``; other errors with their lines joined."""
+    import json
+
+    found = re.match(r'Parser key "([^"]+)"', str(error))
+    name = found.group(1) if found else None
+    given = _given(args, name) if name else None
+    if name and given is not None:
+        kinds = _kinds(hints.get(name))
+        if kinds & {dict, list}:
+            try:
+                json.loads(given)
+            except json.JSONDecodeError as decode:
+                return f"--{name}: invalid JSON ({decode.msg} at column {decode.colno}): {given!r}"
+            expected = " or ".join(sorted(k.__name__ for k in kinds & {dict, list}))
+            return f"--{name}: expected a JSON {expected.replace('dict', 'object')}, got {given!r}"
+        if kinds & {float, int}:
+            return f"--{name}: not a number: {given!r}"
+    return "; ".join(line.strip() for line in str(error).splitlines() if line.strip())
 
 
 def _normalise_options(args: list[str], flags: set[str]) -> list[str]:

@@ -54,8 +54,8 @@ from thunder.decoding import (
     merge_windows,
     resolve_overlaps,
 )
-from thunder.inference import RUNTIMES, Runtime, TorchRuntime, load_runtime
-from thunder.operators import Entity, OperatorChoice, OperatorSpec, entity_key, placeholder_sequence
+from thunder.inference import RUNTIMES, Runtime, TorchRuntime, check_device, load_runtime
+from thunder.operators import Entity, OperatorChoice, OperatorSpec, entity_key, mask_character, placeholder_sequence
 from thunder.particles import fix_particle, leading_particle
 from thunder.protected import load_protected, protect
 from thunder.recognizers import Recognizer, ScoredSpan, load_recognizers, recognize
@@ -221,6 +221,7 @@ class Deidentifier:
     ) -> None:
         if model is not None and (tokenizer is None or label_set is None):
             raise ValueError("a model needs its tokenizer and label_set")
+        check_device(device)
         OperatingPoint(threshold, grow_threshold)  # refuses thresholds outside (0, 1)
         check_windows(max_length, stride)
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
@@ -341,6 +342,7 @@ class Deidentifier:
         gaps = [text[a:b] for a, b in zip(gap_starts, [s.start for s in spans] + [len(text)])]
         fixed = [gaps[0]] + [_fix(rep, gap) for rep, gap in zip(replacements, gaps[1:])]
         keys = [key for key in entities if len(key) >= 2]
+        mask = mask_character("*", entities)  # a character no detected text holds
         for _ in range(2 * len(spans) + 1):
             output, segments = _assemble(fixed, replacements)
             leak = _first_leak(output, keys)
@@ -349,13 +351,13 @@ class Deidentifier:
             key, (start, end) = leak
             hit = [(kind, i, a) for kind, i, a, b in segments if a < b and a < end and start < b]
             corrected = [i for kind, i, _ in hit if kind == "gap" and fixed[i] != gaps[i]]
-            replaced = [i for kind, i, _ in hit if kind == "replacement" and set(replacements[i]) != {"*"}]
+            replaced = [i for kind, i, _ in hit if kind == "replacement" and set(replacements[i]) != {mask}]
             if corrected:  # a particle correction recreated an entity's text: keep the original particle
                 for i in corrected:
                     fixed[i] = gaps[i]
             elif replaced:  # a replacement joins its neighbours into an entity's text: mask it
                 for i in replaced:
-                    replacements[i] = "*" * len(replacements[i])
+                    replacements[i] = mask * len(replacements[i])
             elif len(hit) == 1 and hit[0][0] == "gap":  # only became word-bounded after a replacement
                 _, i, a = hit[0]
                 origin = gap_starts[i] + start - a

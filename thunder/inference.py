@@ -42,6 +42,21 @@ OPSET = 18
 Runtime = Callable[[Mapping[str, Tensor]], Tensor]  # {input_ids, attention_mask} (B, T) -> probabilities (B, T, tags)
 
 
+def check_device(device: str | None) -> None:
+    """Refuse a device this machine cannot compute on (``ValueError``, one line): an unknown name, CUDA without a
+    GPU or a CUDA build of torch, a GPU index past the last one, the data-less ``meta`` device."""
+    if device is None:
+        return
+    try:
+        parsed = torch.device(device)
+        if parsed.type == "meta":
+            raise ValueError("it holds no data")
+        torch.empty(1, device=parsed)
+    except Exception as error:  # torch raises RuntimeError, AssertionError, ... depending on the device type
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ValueError(f"device {device!r} cannot be used here ({reason})") from None
+
+
 def length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
     """Indices of the windows, ``batch_size`` at a time, in order of length (stable): little padding per batch."""
     order = sorted(range(len(lengths)), key=lengths.__getitem__)

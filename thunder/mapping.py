@@ -164,7 +164,9 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def _unb64(text: str) -> bytes:
+def _unb64(text: Any) -> bytes:
+    if not isinstance(text, str):
+        raise TypeError(f"expected base64 text, got {type(text).__name__}")
     return base64.b64decode(text.encode("ascii"), validate=True)
 
 

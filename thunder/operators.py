@@ -15,6 +15,7 @@ Users add their own by subclassing :class:`Operator` and passing an instance or 
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 import string
@@ -96,8 +97,24 @@ class TagOperator(Operator):
         return self.template.format(label=entity.label, placeholder=entity.placeholder)
 
 
+MASK_FALLBACKS = "#●■×"  # mask characters used, in this order, when the chosen one occurs in a detected text
+
+
+def mask_character(preferred: str, texts: Iterable[str]) -> str:
+    """``preferred``, else the first of :data:`MASK_FALLBACKS` (else of the private use area), that no text in
+    ``texts`` holds: a mask then never rebuilds a detected text (``*`` would rebuild ``900101-1******`` beside
+    ``900101-1`` followed by another masked mention)."""
+    used = set().union(*map(set, texts))
+    candidates = itertools.chain(preferred + MASK_FALLBACKS, map(chr, range(0xE000, 0xF900)))
+    return next(char for char in candidates if char not in used)
+
+
 class MaskOperator(Operator):
-    """``char`` for every non-space character of the mention (spaces kept), or ``length`` characters when set."""
+    """``char`` for every non-space character of the mention (spaces kept), or ``length`` characters when set.
+
+    When a detected text of the document holds ``char`` (an already masked ``900101-1******``), the document is
+    masked with the first character no detected text holds (:func:`mask_character`: ``#``, ``●``, ...).
+    """
 
     name = "mask"
 
@@ -109,9 +126,10 @@ class MaskOperator(Operator):
         self.char, self.length = char, length
 
     def replace(self, entity: Entity, mention: str) -> str:
+        char = mask_character(self.char, entity.avoid)
         if self.length is not None:
-            return self.char * self.length
-        return "".join(c if c.isspace() else self.char for c in mention)
+            return char * self.length
+        return "".join(c if c.isspace() else char for c in mention)
 
 
 class SurrogateOperator(Operator):

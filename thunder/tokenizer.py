@@ -75,10 +75,13 @@ PIECE_RULE = (
 )
 CACHE_SIZE = 1 << 18  # distinct pieces whose encoding a ThunderTokenizer keeps
 TRAIN_CHARS = 1 << 16  # longest text given to Mecab at once while training
+MECAB_CHARS = 1 << 16  # longest text given to Mecab at once: longer ones are cut (Mecab refuses "too long sentence")
+MECAB_SPACE_RUN = 1024  # longer runs of skipped characters reach Mecab as one space (its lengths are 16-bit)
 _MECAB_SPACE = "\t\n\v\r \x00"  # characters Mecab skips (NUL after our replacement); others become morphemes
 _IS_MECAB_SPACE = np.zeros(0x21, dtype=bool)  # lookup table over code points 0..0x20
 _IS_MECAB_SPACE[[ord(c) for c in _MECAB_SPACE]] = True
 _NON_SPACE = re.compile(r"\S+")
+_SPACE_RUN = re.compile(rf"[{re.escape(_MECAB_SPACE)}]{{{MECAB_SPACE_RUN + 1},}}")
 
 
 # ----------------------------------------------------------------------------------------------- Mecab step
@@ -124,9 +127,40 @@ def _part_ends(surface: str, expression: str) -> tuple[int, ...]:
 
 
 def _parse(text: str) -> str:
-    """Mecab output for ``text`` (one call for the whole text): ``surface<TAB>expression<NEWLINE>`` per morpheme."""
-    # NUL would end the C string early; Mecab then treats it as a space, and it stays in the text itself.
-    return _tagger().parse(text.replace("\x00", " ") if "\x00" in text else text)
+    """Mecab output for ``text``: ``surface<TAB>expression<NEWLINE>`` per morpheme.
+
+    The output holds no whitespace, so what Mecab reads may differ in the characters it skips: NUL (which would end
+    the C string early) is given as a space, and a run of skipped characters longer than :data:`MECAB_SPACE_RUN` as
+    one space (Mecab stores the space before a morpheme in 16 bits and garbles its output past 65,535 bytes). A
+    text longer than :data:`MECAB_CHARS` is given in parts cut at a line end, else at a space, else (one word that
+    long) anywhere: one Mecab call refuses a text of some megabytes ("too long sentence").
+    """
+    if "\x00" in text:
+        text = text.replace("\x00", " ")
+    if len(text) > MECAB_SPACE_RUN:
+        text = _SPACE_RUN.sub(" ", text)
+    if len(text) <= MECAB_CHARS:
+        return _mecab_call(text)
+    return "".join(_mecab_call(part) for part in _mecab_parts(text))
+
+
+def _mecab_call(text: str) -> str:
+    output = _tagger().parse(text)
+    if output is None:  # Mecab failed on a part small enough to be read: never guess its morphemes
+        raise RuntimeError(f"Mecab could not analyse a text of {len(text)} characters ({_tagger().what().strip()})")
+    return output
+
+
+def _mecab_parts(text: str) -> Iterator[str]:
+    """``text`` in consecutive parts of at most :data:`MECAB_CHARS` characters, each cut after a line end, else
+    after a space, else inside a word."""
+    start = 0
+    while len(text) - start > MECAB_CHARS:
+        window = text[start : start + MECAB_CHARS]
+        cut = window.rfind("\n") + 1 or window.rfind(" ") + 1 or MECAB_CHARS
+        yield window[:cut]
+        start += cut
+    yield text[start:]
 
 
 def _mecab(text: str) -> tuple[list[str], list[str]]:

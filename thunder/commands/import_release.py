@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from thunder.checkpoint import check_fit, check_new_directory, write_export
+from thunder.checkpoint import check_fit, check_new_directory, check_weight_files, write_export
 from thunder.release import load_release
 from thunder.taxonomy import Taxonomy
 
@@ -31,6 +31,7 @@ def import_command(
     """
     base = Taxonomy.load(taxonomy, alias_files or ())
     check_new_directory(out)
+    check_weight_files(model)
     net, tok, label_set, report = load_release(model, tokenizer, labels, base, protected or ())
     check_fit(net.config, tok, None, label_set, model)
     path = write_export(out, net, tok, label_set, "token-classification", converted_from=report)
