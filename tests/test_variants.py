@@ -63,11 +63,12 @@ def _invisible(data: st.DataObject, mention: str) -> str:
 
 
 def _spaces(data: st.DataObject, mention: str) -> str:
-    """Spaces where a clerk types them: instead of every hyphen, around ``@``, after a passport's type letter,
+    """Spaces where a clerk types them: instead of the hyphens, around ``@``, after a passport's type letter,
     between digits and a plate's letter; any space written as one of its variants."""
     space = lambda: data.draw(st.sampled_from(SPACES))  # noqa: E731
-    if "-" in mention and data.draw(st.booleans()):
-        mention = mention.replace("-", space())
+    if data.draw(st.booleans()):  # every hyphen, in any form, becomes a space
+        separator = space()
+        mention = "".join(separator if normal_view(c).text == "-" else c for c in mention)
     mention = mention.replace("@", f"{space()}@{space()}")
     chars = []
     for i, char in enumerate(mention):
