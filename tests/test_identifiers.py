@@ -159,7 +159,8 @@ def test_labels_come_from_the_taxonomy() -> None:
     for recognizer in ALL:
         cls = type(recognizer)
         assert "label" not in vars(cls), f"{cls.__name__} writes its label in code"
-        assert [recognizer.label] == [label.name for label in default.filled_by(recognizer.identifier)]
+        source = next(filter(default.filled_by, (recognizer.identifier, *recognizer.fallback_identifiers)))
+        assert [recognizer.label] == [label.name for label in default.filled_by(source)]
         assert (recognizer.category, recognizer.tier1) == (
             default.labels[recognizer.label].category,
             default.labels[recognizer.label].tier1,
@@ -176,6 +177,16 @@ def test_another_taxonomy_names_the_labels() -> None:
 
     result = Deidentifier(label_set=LabelSet(medical))("보호자 연락처 010-1234-5678로")
     assert [(s.text, s.label, s.category) for s in result.spans] == [("010-1234-5678", "연락처", "환자정보")]
+
+
+def test_a_taxonomy_may_give_ip_addresses_a_label_of_their_own() -> None:
+    spans = recognize("접속 IP 192.168.10.20", load_recognizers(["ip_address"]))
+    assert [(s.label, s.category) for s in spans] == [("URL", "URL")]  # the packaged taxonomy has no label for them
+    own = Taxonomy.from_dict(
+        {"categories": {"통신": {"": {"IP주소": {"tier1": "direct", "source": "generator:ip_address"}}}}}
+    )
+    spans = recognize("접속 IP 192.168.10.20", load_recognizers(["ip_address"], taxonomy=own))
+    assert [(s.label, s.category, s.tier1) for s in spans] == [("IP주소", "통신", "direct")]
 
 
 def test_a_recognizer_without_a_label_anywhere_is_refused() -> None:

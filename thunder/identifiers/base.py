@@ -53,11 +53,13 @@ class PatternRecognizer(Recognizer):
     text writes their full-width, dash, space or invisible variants); spans are reported in the original text.
 
     The label comes from ``label`` (argument, else class attribute) or from the taxonomy: the label whose
-    ``source`` is ``generator:<identifier>`` in ``taxonomy``, else in the packaged one. Category and tier 1 are
-    the label's in that taxonomy.
+    ``source`` is ``generator:<identifier>`` (else ``generator:<one of fallback_identifiers>``) in ``taxonomy``,
+    else in the packaged one. Category and tier 1 are the label's in that taxonomy.
     """
 
     identifier: ClassVar[str | None] = None  # the generator name that taxonomy labels name in `source`
+    # generators whose label is emitted when no label names `identifier` (an IP address is a URL's kind of address)
+    fallback_identifiers: ClassVar[tuple[str, ...]] = ()
     pattern: ClassVar[re.Pattern]
     context: ClassVar[tuple[str, ...]] = ()  # words that, shortly before a match, make it likelier
     context_chars: ClassVar[int] = 25
@@ -97,11 +99,12 @@ class PatternRecognizer(Recognizer):
 def _label_of(recognizer: PatternRecognizer, label: str | None, taxonomy: Taxonomy | None) -> Label | None:
     """The taxonomy label a recognizer emits (``None``: a given label that no taxonomy knows)."""
     taxonomies = [t for t in (taxonomy, packaged_taxonomy()) if t is not None]
+    sources = (recognizer.identifier, *recognizer.fallback_identifiers) if recognizer.identifier else ()
     for candidate in taxonomies:
         if label is not None and label in candidate.labels:
             return candidate.labels[label]
-        if label is None and recognizer.identifier:
-            filled = candidate.filled_by(recognizer.identifier)
+        if label is None:
+            filled = [found for source in sources for found in candidate.filled_by(source)]
             if filled:
                 return filled[0]
     if label is None:

@@ -1,10 +1,14 @@
-"""IP주소: IPv4 addresses (``192.168.10.20``), as access logs and investigation records quote them."""
+"""IPv4 addresses (``192.168.10.20``), as access logs and investigation records quote them.
+
+A taxonomy may give them a label of their own (``source: "generator:ip_address"``); the packaged one has none, and
+they take its URL label (a network address, like the host of a URL)."""
 
 from __future__ import annotations
 
 import random
 import re
 
+from thunder.identifiers import url
 from thunder.identifiers.base import Identifier, PatternRecognizer, digits_of
 from thunder.identifiers.context import MentionContext
 
@@ -18,6 +22,7 @@ class IpAddress(PatternRecognizer):
 
     name = NAME
     identifier = NAME
+    fallback_identifiers = (url.NAME,)
     pattern = re.compile(rf"(?<![\d.])(?P<id>{_OCTET}(?:\.{_OCTET}){{3}})(?!\d|\.\d)")
     context = ("IP", "아이피", "접속")
 
