@@ -40,7 +40,7 @@ def _replacements() -> tuple[dict[str, str], re.Pattern]:
             if char in table or not unicodedata.decomposition(char).startswith(_PLAIN_FORMS):
                 continue
             plain = unicodedata.normalize("NFKC", char)
-            if len(plain) == 1 and plain != char and (plain.isascii() and plain.isprintable()):
+            if len(plain) == 1 and plain != char and plain.isascii() and plain.isprintable():
                 table[char] = plain
     return table, re.compile("[" + "".join(map(re.escape, sorted(table))) + "]")
 
@@ -78,9 +78,9 @@ class NormalView:
         return self._origin(start)[0], self._origin(end - 1)[1]
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=2)
 def normal_view(text: str) -> NormalView:
-    """The normalised view of ``text`` (cached: every recognizer of one document reads the same view)."""
+    """The normalised view of ``text`` (cached: the recognizers of one document read it in turn)."""
     table, pattern = _replacements()
     if pattern.search(text) is None:
         return NormalView(text, text)
