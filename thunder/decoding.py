@@ -43,9 +43,9 @@ GROW_THRESHOLD = 0.1  # the low threshold of span growing (README, "Unseen menti
 
 def check_threshold(threshold: Any, name: str = "threshold") -> None:
     """Refuse a threshold outside ``(0, 1)`` (``ValueError`` naming the option)."""
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or threshold != threshold:
+    if isinstance(threshold, float) and threshold != threshold:
         raise ValueError(f"{name} is not a number: {threshold!r}")
-    if not 0 < threshold < 1:
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 < threshold < 1:
         raise ValueError(f"{name} must lie strictly between 0 and 1, got {threshold!r}")
 
 
