@@ -110,6 +110,12 @@ def test_recognition(text: str, expected: tuple[str, str, float]) -> None:
         "제품 M12345678X",  # inside a longer code
         "면허번호 991234567890",  # bare digits with an unknown region code
         "2020고단1234, 2021. 3. 4. 14:30경, 1,000,000원",
+        # the same in full-width forms, and the shapes the variants admit next to their look-alikes
+        "２０２０고단１２３４, ２０２１． ３． ４． １４：３０경, １，０００，０００원",
+        "계좌로 100 200 300원을 송금하였다",  # spaced digit groups after 계좌: an amount
+        "사업자 매출 1234567890원",  # 10 digits after 사업자: an amount
+        "목차 1.2.3.4 항목",  # four small numbers joined by dots: an outline number, not an IP address
+        "형법 제347조 제1항, 2019. 10. 12.자 결정",
     ],
 )
 def test_look_alikes(text: str) -> None:
