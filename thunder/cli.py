@@ -11,8 +11,8 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import logging
-import sys
 import re
+import sys
 import types
 import typing
 import warnings

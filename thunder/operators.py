@@ -21,6 +21,7 @@ import re
 import string
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar, Iterable, Iterator, Mapping, Sequence, Union
 
@@ -109,6 +110,12 @@ def mask_character(preferred: str, texts: Iterable[str]) -> str:
     return next(char for char in candidates if char not in used)
 
 
+@lru_cache(maxsize=16)
+def _document_mask(preferred: str, texts: frozenset[str]) -> str:
+    """:func:`mask_character` of one document's detected texts, found once for all its mentions."""
+    return mask_character(preferred, texts)
+
+
 class MaskOperator(Operator):
     """``char`` for every non-space character of the mention (spaces kept), or ``length`` characters when set.
 
@@ -126,7 +133,7 @@ class MaskOperator(Operator):
         self.char, self.length = char, length
 
     def replace(self, entity: Entity, mention: str) -> str:
-        char = mask_character(self.char, entity.avoid)
+        char = _document_mask(self.char, entity.avoid)
         if self.length is not None:
             return char * self.length
         return "".join(c if c.isspace() else char for c in mention)
