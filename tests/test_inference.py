@@ -14,7 +14,8 @@ import torch
 
 from thunder.checkpoint import ArtefactError
 from thunder.cli import main
-from thunder.deid import Deidentifier, TokenPredictions
+from thunder.decoding import TokenPredictions
+from thunder.deid import Deidentifier
 from thunder.inference import OnnxRuntime, TorchRuntime, length_batches
 
 pytest.importorskip("onnxruntime")
