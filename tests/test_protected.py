@@ -1,4 +1,5 @@
-"""thunder.protected: model spans that are only a protected word are dropped; recognizer spans never are."""
+"""thunder.protected: the model's spans over protected text (legal text, protected words, the published officials'
+names) are dropped or trimmed; spans of every other source never are."""
 
 from __future__ import annotations
 
@@ -7,54 +8,128 @@ import pytest
 from thunder.decoding import TokenPredictions
 from thunder.deid import Deidentifier, PipelineOptions
 from thunder.identifiers.base import ScoredSpan
-from thunder.protected import PROTECTED_WORDS, load_protected, protect
+from thunder.protected import PROTECTED_WORDS, Protection, load_legal, load_protected
 
 TEXT = "피고인은 KTX 역 CCTV를 통해 피해자 홍길동을 보았고, 성명불상자에게 010-1234-5678로 전화하였다."
 
 
-def span(word: str, source: str = "model", label: str = "내국인이름", text: str = TEXT) -> ScoredSpan:
+def span(word: str, source: str = "model", label: str = "내국인이름", text: str = TEXT, score: float = 0.9) -> ScoredSpan:
     start = text.index(word)
-    return ScoredSpan(start, start + len(word), label, 0.9, source)
+    return ScoredSpan(start, start + len(word), label, score, source)
 
 
-def test_protect_drops_only_model_spans_of_protected_words() -> None:
-    words = load_protected(True)
+def texts(spans: list[ScoredSpan], text: str) -> list[str]:
+    return [text[s.start : s.end] for s in spans]
+
+
+def test_protected_words_drop_only_model_spans_of_them() -> None:
+    words = Protection(legal=False, words=load_protected(True), kept_officials=())
     spans = [span("KTX"), span("CCTV를"), span("홍길동"), span("성명불상자"), span("010-1234-5678", "phone_number", "전화번호")]
-    kept = protect(TEXT, spans, words)
-    assert [TEXT[s.start : s.end] for s in kept] == ["홍길동", "010-1234-5678"]
+    assert texts(words.filter(TEXT, spans), TEXT) == ["홍길동", "010-1234-5678"]
     recognizer_span = span("KTX", "my_recognizer")
-    assert protect(TEXT, [recognizer_span], words) == [recognizer_span]  # never a recognizer's
-    assert protect(TEXT, spans, frozenset()) == spans
-    assert protect(TEXT, [span("홍길동")], frozenset({"홍"})) == [span("홍길동")]  # whole words only
+    assert words.filter(TEXT, [recognizer_span]) == [recognizer_span]  # never a recognizer's
+    nothing = Protection(legal=False, kept_officials=())
+    assert not nothing and nothing.filter(TEXT, spans) == spans
+    one = Protection(legal=False, words={"홍"}, kept_officials=())
+    assert one.filter(TEXT, [span("홍길동")]) == [span("홍길동")]  # whole words only
     room = "피고인은 증인대기실 앞에서"  # "증인" tagged alone is part of a longer name: it stays a span
-    assert protect(room, [span("증인", text=room), span("대기실", text=room)], words) == [
+    assert words.filter(room, [span("증인", text=room), span("대기실", text=room)]) == [
         span("증인", text=room), span("대기실", text=room)]  # fmt: skip
     quoted = "피고인은 'KTX'에서"
-    assert protect(quoted, [span("'KTX'", text=quoted)], words) == []
+    assert words.filter(quoted, [span("'KTX'", text=quoted)]) == []
 
 
-def test_load_protected_options() -> None:
+def test_option_loaders() -> None:
     assert load_protected(None) == load_protected(False) == frozenset()
     assert {"CCTV", "KTX", "ATM", "신원미상"} <= load_protected(True) == frozenset(PROTECTED_WORDS)
     assert load_protected(["중앙지검"]) == frozenset({"중앙지검"})
     for bad in ("CCTV", [""], [3]):
         with pytest.raises(ValueError, match="protected words"):
             load_protected(bad)  # type: ignore[arg-type]
+    assert load_legal(True) == (True, ()) and load_legal(False) == load_legal(None) == (False, ())
+    assert load_legal([" 특수목적법 "]) == (True, ("특수목적법",))
+    for bad in ("형법", [""]):
+        with pytest.raises(ValueError, match="legal text"):
+            load_legal(bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="kept officials"):
+        Protection(kept_officials=["clerk"])
+
+
+JUDGMENT = """피 고 인 홍길동 (900101-1234568), 회사원
+등록기준지 충남 논산시 연무읍 동산리 12
+검 사 윤서진(기소), 한지오(공판)
+변 호 인 법무법인 새솔 담당변호사 곽윤재
+
+피고인은 2024. 6. 8. 형법 제62조의2, 도로교통법 제148조의2 제1항 제3호를 위반하였고, 원심은 이 사건 변론에서
+원고의 청구를 받아들였다. 갑 제1호증의 기재와 대법원 2010. 1. 14. 선고 2009다67429 판결에 따르면 그렇다.
+피고인 홍길동은 서울중앙지방법원 2024고단3187 사건에서 재판을 받았다.
+
+판사 오현석"""
+
+
+@pytest.mark.parametrize(
+    "word",
+    ["제62조의2", "제62", "제148조의2 제1항 제3호", "형법 제62조의2", "원심", "변론", "원고", "서울중앙지방법원",
+     "갑 제1호증의", "2009다67429", "2024고단3187", "등록기준지", "판 결", "오현석", "윤서진", "곽윤재", "새솔"],
+)  # fmt: skip
+def test_a_model_span_only_over_legal_text_or_a_kept_official_is_dropped(word: str) -> None:
+    text = JUDGMENT.replace("판 결", "") + "\n판 결"
+    assert Protection().filter(text, [span(word, text=text)]) == []
+    assert Protection(legal=False, kept_officials=()).filter(text, [span(word, text=text)]) == [span(word, text=text)]
+
+
+def test_a_span_partly_over_legal_text_is_trimmed_only_where_that_is_safe() -> None:
+    protection = Protection()
+    trimmed = protection.filter(JUDGMENT, [span("등록기준지 충남", label="주소", text=JUDGMENT)])
+    assert texts(trimmed, JUDGMENT) == ["충남"]  # a field label before the entity
+    trimmed = protection.filter(JUDGMENT, [span("피고인 홍길동", text=JUDGMENT)])
+    assert texts(trimmed, JUDGMENT) == ["홍길동"]
+    court = "서울중앙지방법원 2024고단3187"
+    assert protection.filter(JUDGMENT, [span(court, text=JUDGMENT)]) == []
+    firm = "서울 새솔아파트 입주자대표회의와"  # a term after the entity may be part of its name: kept whole
+    assert protection.filter(firm, [span("새솔아파트 입주자대표회의", text=firm)]) == [span("새솔아파트 입주자대표회의", text=firm)]
+    inside = "원고건설 주식회사와 원고은은 만났다."  # legal text inside a word, or a particle that does not agree
+    spans = [span("원고건설", text=inside), span("원고은", text=inside)]
+    assert protection.filter(inside, spans) == spans
+    recognizer = span("2024고단3187", "my_recognizer", text=JUDGMENT)
+    assert protection.filter(JUDGMENT, [recognizer]) == [recognizer]
+
+
+def test_officials_kept_by_role() -> None:
+    only_judges = Protection(legal=False, kept_officials=["judge"])
+    spans = [span(name, text=JUDGMENT) for name in ("오현석", "윤서진", "곽윤재", "홍길동")]
+    assert texts(only_judges.filter(JUDGMENT, spans), JUDGMENT) == ["윤서진", "곽윤재", "홍길동"]
 
 
 class _FixedSpans(Deidentifier):
     """A de-identifier whose "model" finds fixed words (no weights needed)."""
 
-    words = ("KTX", "CCTV", "홍길동")
+    words = ("KTX", "CCTV", "홍길동", "원심", "제62")
 
     def model_spans(self, text: str, prediction: TokenPredictions) -> list[ScoredSpan]:
         return [span(word, text=text) for word in self.words if word in text]
 
 
-def test_the_pipeline_keeps_protected_words_and_still_replaces_identifiers() -> None:
-    plain = _FixedSpans(recognizers=None)(TEXT).text
+def test_the_pipeline_keeps_protected_text_and_still_replaces_identifiers() -> None:
+    plain = _FixedSpans(recognizers=None, legal_text=False)(TEXT).text
     assert "KTX" not in plain and "CCTV" not in plain
     protected = _FixedSpans(recognizers=None, protected_words=True)(TEXT)
     assert "KTX 역 CCTV를" in protected.text
     assert "홍길동" not in protected.text and "010-1234-5678" not in protected.text  # model and recognizer spans
-    assert PipelineOptions(protected_words=["KTX"]).build().protected_words == frozenset({"KTX"})
+    assert PipelineOptions(protected_words=["KTX"]).build().protection.words == frozenset({"KTX"})
+    judgment = _FixedSpans(recognizers=None)(JUDGMENT).text
+    assert "원심은" in judgment and "형법 제62조의2" in judgment and "판사 오현석" in judgment
+    assert "홍길동" not in judgment and "900101-1234568" not in judgment
+    assert "원심" not in _FixedSpans(recognizers=None, legal_text=False)(JUDGMENT).text
+
+
+def test_officials_of_the_roles_not_kept_are_replaced_whatever_the_model_says() -> None:
+    result = Deidentifier(recognizers=[], keep_officials=["counsel"])(JUDGMENT)
+    assert "오현석" not in result.text and "윤서진" not in result.text and "한지오" not in result.text
+    assert "곽윤재" in result.text and "새솔" in result.text
+    assert {s.source for s in result.spans} == {"officials"} and {s.label for s in result.spans} == {"내국인이름"}
+    counsel = Deidentifier(recognizers=[], keep_officials=[])(JUDGMENT)
+    assert "곽윤재" not in counsel.text and "새솔" not in counsel.text
+    assert {s.label for s in counsel.spans if s.text == "새솔"} == {"법무법인"}
+    with pytest.raises(ValueError, match="keep_officials"):
+        Deidentifier(recognizers=[], keep_officials="judge")  # type: ignore[arg-type]

@@ -38,7 +38,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping, Sequence
@@ -57,7 +57,9 @@ from thunder.decoding import (
 from thunder.inference import RUNTIMES, Runtime, TorchRuntime, check_device, load_runtime
 from thunder.operators import Entity, OperatorChoice, OperatorSpec, entity_key, mask_character, placeholder_sequence
 from thunder.particles import fix_particle, leading_particle
-from thunder.protected import load_protected, protect
+from thunder.genre import load_genre_words
+from thunder.legal import OFFICIAL_ROLES, official_names
+from thunder.protected import Protection, covered, load_protected
 from thunder.recognizers import Recognizer, ScoredSpan, load_recognizers, recognize
 from thunder.regions import address_spellings
 from thunder.taxonomy import TIER1, Taxonomy
@@ -76,7 +78,8 @@ class DetectedSpan:
     tier1: str | None
     placeholder: str  # the entity's letter in the document
     score: float
-    source: str  # "model", a recognizer name, or "propagated"
+    source: str  # "model", a recognizer name, "officials", "reviewer" or "propagated"
+    origin: tuple[int, int] | None = None  # a propagated span: the span whose text it repeats
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,7 @@ class DeidResult:
     spans: tuple[DetectedSpan, ...]
 
 
+PROPAGATE_THRESHOLD = 0.8  # a model span spreads to its text's other occurrences from this score (docs/pipeline.md)
 _WORD = re.compile(r"\w")
 _ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
 _NON_SPACE = re.compile(r"\S")
@@ -167,20 +171,23 @@ def find_keys(text: str, keys: Iterable[str]) -> list[tuple[int, int, str]]:
     return sorted(found)
 
 
-def _propagate(text: str, spans: list[ScoredSpan]) -> list[ScoredSpan]:
-    """Add every further occurrence of a detected text (two or more characters) as a span of the same entity."""
-    by_key: dict[str, ScoredSpan] = {}
-    for span in spans:
-        by_key.setdefault(entity_key(text[span.start : span.end]), span)
+def _propagate(
+    text: str, spans: list[ScoredSpan], seeds: Mapping[str, ScoredSpan], protected: bytearray | None
+) -> list[ScoredSpan]:
+    """Add every further occurrence of a seed's text (two or more characters) as a span of the same entity, with
+    ``origin`` the seed's offsets; a model seed never spreads into ``protected`` text (:mod:`thunder.protected`)."""
     starts, ends = [s.start for s in spans], [s.end for s in spans]  # disjoint, sorted
     added = []
-    for start, end, key in sorted(find_keys(text, by_key), key=lambda f: (-len(f[2]), f[0])):
+    for start, end, key in sorted(find_keys(text, seeds), key=lambda f: (-len(f[2]), f[0])):
+        seed = seeds[key]
+        if seed.source == "model" and protected is not None and covered(text, start, end, protected):
+            continue
         i = bisect.bisect_right(starts, start)
         if (i and ends[i - 1] > start) or (i < len(starts) and starts[i] < end):
             continue
         starts.insert(i, start)
         ends.insert(i, end)
-        added.append(replace(by_key[key], start=start, end=end, source="propagated"))
+        added.append(replace(seed, start=start, end=end, source="propagated", origin=(seed.start, seed.end)))
     return sorted(spans + added, key=lambda s: s.start)
 
 
@@ -197,7 +204,12 @@ class Deidentifier:
     per forward pass. A token is an identifier when the model gives it ``1 - P(O) > threshold``
     (:func:`thunder.decoding.entity_tags`); ``grow_threshold`` is the low threshold of span growing (None: off).
     :meth:`from_pretrained` defaults both to the operating point stored with the model. ``runtime`` turns padded
-    window batches into probabilities (:mod:`thunder.inference`; default: the model in PyTorch). Options out of range
+    window batches into probabilities (:mod:`thunder.inference`; default: the model in PyTorch). The model's spans
+    never replace legal text (``legal_text``), protected
+    words or the names of the officials of ``keep_officials`` (:class:`~thunder.protected.Protection`); the officials
+    of the other roles are replaced (source ``officials``). A model span's text is propagated to its other
+    occurrences only when its score is at least ``propagate_threshold`` and it is not one of the ``genre_words``
+    (:func:`thunder.genre.load_genre_words`); spans of every other source always propagate. Options out of range
     raise ``ValueError`` before anything runs.
     """
 
@@ -218,16 +230,28 @@ class Deidentifier:
         protected_words: bool | Sequence[str] | None = None,
         grow_threshold: float | None = GROW_THRESHOLD,
         runtime: Runtime | None = None,
+        legal_text: bool | Sequence[str] | None = True,
+        keep_officials: Sequence[str] = OFFICIAL_ROLES,
+        propagate_threshold: float = PROPAGATE_THRESHOLD,
+        genre_words: bool | str | Sequence[str] | None = True,
     ) -> None:
         if model is not None and (tokenizer is None or label_set is None):
             raise ValueError("a model needs its tokenizer and label_set")
         check_device(device)
         OperatingPoint(threshold, grow_threshold)  # refuses thresholds outside (0, 1)
+        if isinstance(propagate_threshold, bool) or not isinstance(propagate_threshold, (int, float)) or not (
+            0 <= propagate_threshold <= 1
+        ):
+            raise ValueError(f"propagate_threshold must lie in [0, 1], got {propagate_threshold!r}")
         check_windows(max_length, stride)
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a whole number of at least 1, got {batch_size!r}")
         self.threshold, self.grow_threshold = threshold, grow_threshold
-        self.protected_words = load_protected(protected_words)  # model spans that are only one of these are dropped
+        if isinstance(keep_officials, str):
+            raise ValueError(f"keep_officials must be a list of roles among {list(OFFICIAL_ROLES)}, got {keep_officials!r}")
+        self.protection = Protection(legal_text, load_protected(protected_words), keep_officials)
+        self.replaced_officials = tuple(role for role in OFFICIAL_ROLES if role not in self.protection.kept_officials)
+        self.propagate_threshold, self.genre_words = float(propagate_threshold), load_genre_words(genre_words)
         self.model, self.tokenizer, self.label_set = model, tokenizer, label_set
         self.taxonomy: Taxonomy = label_set.taxonomy if label_set is not None else taxonomy or _default_taxonomy()
         self.recognizers = load_recognizers(recognizers, taxonomy=self.taxonomy)  # labels from the taxonomy
@@ -316,22 +340,52 @@ class Deidentifier:
         return aggregate(text, prediction, self.label_set, self.operating_point)
 
     def finish(self, text: str, prediction: TokenPredictions) -> DeidResult:
-        """Spans of one document from its token predictions and the recognizers, then replacement."""
-        model = protect(text, self.model_spans(text, prediction), self.protected_words)
-        return self.apply(text, model + recognize(text, self.recognizers))
+        """Spans of one document from its token predictions, the recognizers and the officials replaced by policy,
+        then replacement."""
+        spans = self.model_spans(text, prediction) + recognize(text, self.recognizers)
+        return self.apply(text, spans + self.official_spans(text))
+
+    def official_spans(self, text: str) -> list[ScoredSpan]:
+        """The names (and law firms) of the officials whose roles are not kept, as spans of source ``officials``."""
+        if not self.replaced_officials:
+            return []
+        person = next(iter(self.taxonomy.filled_by("korean_name")), None)
+        firm = self.taxonomy.labels.get("법무법인", person)
+        if person is None:
+            raise ValueError(f"replacing officials' names needs a person-name label (source generator:korean_name)"
+                             f" in taxonomy {self.taxonomy.name!r}")  # fmt: skip
+        return [
+            ScoredSpan(o.start, o.end, (firm if o.firm else person).name, 1.0, "officials")
+            for o in official_names(text, self.replaced_officials)
+        ]
+
+    def spreads(self, key: str, span: ScoredSpan) -> bool:
+        """Whether ``span`` (text ``key``) is propagated: always, unless a model span below ``propagate_threshold``
+        or on a common word of the genre; a propagated span itself is no seed."""
+        if span.source == "model":
+            return span.score >= self.propagate_threshold and key not in self.genre_words
+        return span.source != "propagated"
 
     def apply(self, text: str, spans: Iterable[ScoredSpan]) -> DeidResult:
-        """Group ``spans`` into entities, assign placeholders, apply the operator and fix particles.
+        """Drop or trim the model's spans over protected text, group ``spans`` into entities, assign placeholders,
+        apply the operator and fix particles.
 
         Labels found in the taxonomy get its category and tier 1 (those of the taxonomy win over a recognizer's).
         """
         labels = self.taxonomy.labels
+        protected = self.protection.coverage(text) if self.protection else None
         spans = [
             replace(s, category=labels[s.label].category, tier1=labels[s.label].tier1) if s.label in labels else s
-            for s in (_trim(text, span) for span in spans if span.end > span.start)
+            for s in (_trim(text, span) for span in self.protection.filter(text, spans, protected) if span.end > span.start)
             if s is not None
         ]
-        spans = _propagate(text, _shrink_particle_variants(text, resolve_overlaps(spans, Overlap.UNION)))
+        spans = _shrink_particle_variants(text, resolve_overlaps(spans, Overlap.UNION))
+        seeds: dict[str, ScoredSpan] = {}
+        for span in spans:
+            key = entity_key(text[span.start : span.end])
+            if key not in seeds and self.spreads(key, span):
+                seeds[key] = span
+        spans = _propagate(text, spans, seeds, protected)
         if not spans:
             return DeidResult(text, ())
         entities = self._entities(text, spans)
@@ -341,7 +395,7 @@ class Deidentifier:
         gap_starts = [0] + [s.end for s in spans]
         gaps = [text[a:b] for a, b in zip(gap_starts, [s.start for s in spans] + [len(text)])]
         fixed = [gaps[0]] + [_fix(rep, gap) for rep, gap in zip(replacements, gaps[1:])]
-        keys = [key for key in entities if len(key) >= 2]
+        keys = [key for key in entities if len(key) >= 2 and key in seeds]
         mask = mask_character("*", entities)  # a character no detected text holds
         for _ in range(2 * len(spans) + 1):
             output, segments = _assemble(fixed, replacements)
@@ -363,12 +417,12 @@ class Deidentifier:
                 origin = gap_starts[i] + start - a
                 first = next(s for s, m in zip(spans, mentions) if entity_key(m) == key)
                 return self.apply(text, [*spans, replace(first, start=origin, end=origin + end - start,
-                                                         source="propagated")])  # fmt: skip
+                                                         source="propagated", origin=(seeds[key].start, seeds[key].end))])  # fmt: skip
             else:
                 raise RuntimeError(f"cannot remove {key!r} from the de-identified text")
         detected = tuple(
             DetectedSpan(s.start, s.end, m, s.label, s.category, s.tier1, entities[entity_key(m)].placeholder,
-                         round(s.score, 4), s.source)  # fmt: skip
+                         round(s.score, 4), s.source, s.origin)  # fmt: skip
             for s, m in zip(spans, mentions)
         )
         return DeidResult(_join(fixed, replacements), detected)
@@ -429,6 +483,16 @@ class PipelineOptions:
             spans are never dropped.
         runtime: how the model runs: auto (the export's ONNX graph when it has one, written by ``thunder export
             --onnx``, else PyTorch), torch, or onnx (ONNX Runtime; the export must have a graph).
+        legal_text: the model's spans never replace legal text (:mod:`thunder.legal`: statute references and names,
+            courts, procedural roles and terms, exhibits, precedents, case numbers): true, a list of words to add to
+            the lexicon, or false (off); recognizer spans are never dropped.
+        keep_officials: the roles whose names stay in the text, as courts publish them: judge (the signature block),
+            prosecutor, counsel (defence counsel, attorneys and their firms, the state's litigation officers); the
+            names of the roles left out are replaced, whatever the model says.
+        propagate_threshold: a model span's text replaces its other occurrences in the document only from this
+            score (its tokens' mean 1 - P(O)); recognizer spans always propagate.
+        genre_words: common words of the judgment genre that a model span never propagates: true for the packaged
+            list (:mod:`thunder.genre`), a file (one word a line) or a list of words, or false (none).
     """
 
     model: str | None = None
@@ -444,13 +508,19 @@ class PipelineOptions:
     grow_threshold: float | Literal["off"] | None = None
     protected_words: bool | list[str] | None = None
     runtime: str = "auto"
+    legal_text: bool | list[str] = True
+    keep_officials: list[Literal["judge", "prosecutor", "counsel"]] = field(default_factory=lambda: list(OFFICIAL_ROLES))
+    propagate_threshold: float = PROPAGATE_THRESHOLD
+    genre_words: bool | str | list[str] = True
 
     def build(self) -> "Deidentifier":
         """The :class:`Deidentifier` these options describe; without a model, one with no recognizer (nothing
         would be replaced) is refused."""
         options = dict(recognizers=self.recognizers, operator=self.operator, operators=self.operators,
                        max_length=self.max_length, stride=self.stride, batch_size=self.batch_size,
-                       device=self.device, protected_words=self.protected_words)  # fmt: skip
+                       device=self.device, protected_words=self.protected_words, legal_text=self.legal_text,
+                       keep_officials=self.keep_officials, propagate_threshold=self.propagate_threshold,
+                       genre_words=self.genre_words)  # fmt: skip
         if self.threshold is not None:
             options["threshold"] = self.threshold
         if self.grow_threshold is not None:

@@ -1,19 +1,33 @@
-"""Protected words: model spans that are only a common word the model may mistake for an identifier (CCTV, KTX,
-ATM, legal terms such as 신원미상) are dropped before replacement; recognizer spans are never touched.
+"""The non-identifier step: text the model's spans may never replace, in one place.
 
-The list follows the Thunder-DeID release's fixed protection list (its ``processing.py``) plus legal terms of
-judgments that stand where a name stands (``성명불상``, ``공소외``); it does not take the release's rule that
-protects every capitalised Latin word, which would keep brand and company names.
+Three kinds of text are never an identifier, whatever the model says:
+
+- **legal text** (:class:`thunder.legal.LegalText`, on by default): statute references and names, courts, procedural
+  roles and terms, exhibits, precedent citations, case numbers, plus any words a user adds;
+- **protected words** (off by default): common words a model may mistake for an identifier (CCTV, KTX, ATM, legal
+  terms such as 신원미상), after the Thunder-DeID release's fixed list (its ``processing.py``) plus legal terms of
+  judgments that stand where a name stands (``성명불상``, ``공소외``); the release's rule that protects every
+  capitalised Latin word is not taken, since it would keep brand and company names;
+- **the published officials' names** whose roles the policy keeps (:func:`thunder.legal.official_names`: judges,
+  prosecutors, counsel; all three by default, as courts publish them).
+
+:meth:`Protection.filter` drops a model span whose every letter lies in such text (a particle after it aside) and
+trims one that only starts with such a word, or starts or ends with legal text other than a procedural term (``등록기준지
+충남`` -> ``충남``; a term after the entity may be part of its name, ``○○아파트 입주자대표회의``, and stays); a span with such
+text inside a word is kept whole. Spans of every other source (recognizers, reviewers) are never touched.
+:meth:`Protection.coverage` gives the same text to propagation, which never spreads a model span into it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from thunder.identifiers.base import ScoredSpan
-from thunder.particles import PARTICLE_RUN, leading_particle
+from thunder.legal import OFFICIAL_ROLES, LegalText, official_names
+from thunder.particles import PARTICLE_RUN, agrees
 
-__all__ = ["PROTECTED_WORDS", "load_protected", "protect"]
+__all__ = ["PROTECTED_WORDS", "Protection", "load_protected"]
 
 PROTECTED_WORDS: tuple[str, ...] = (
     # the release's fixed list
@@ -24,7 +38,8 @@ PROTECTED_WORDS: tuple[str, ...] = (
     "성명불상", "성명불상자", "신원불상", "신원불상자", "불상자", "공소외", "상피고인", "피고인", "피해자", "고소인",
     "고발인", "증인", "참고인", "변호인", "검사",
 )  # fmt: skip
-_EDGE = " \t'\"‘’“”()[]<>「」『』.,"
+
+_LEADING_ONLY = "procedural term"  # may be trimmed off the start of a span, never off its end
 
 
 def load_protected(spec: bool | Sequence[str] | None) -> frozenset[str]:
@@ -38,37 +53,119 @@ def load_protected(spec: bool | Sequence[str] | None) -> frozenset[str]:
     return frozenset(word.strip() for word in spec)
 
 
-def _core(text: str) -> str:
-    """A span's text without quotes, brackets and a trailing particle (``CCTV를`` -> ``CCTV``)."""
-    core = text.strip(_EDGE)
-    for cut in range(1, min(4, len(core))):
-        found = leading_particle(core[-cut:])
-        if found is not None and found[0] == core[-cut:]:
-            return core[:-cut].strip(_EDGE)
-    return core
+def load_legal(spec: bool | Sequence[str] | None) -> tuple[bool, tuple[str, ...]]:
+    """``True``: the built-in legal lexicon; a list: the lexicon plus these words; ``False``/``None``: off."""
+    if spec is None or spec is False:
+        return False, ()
+    if spec is True:
+        return True, ()
+    if isinstance(spec, str) or not all(isinstance(word, str) and word.strip() for word in spec):
+        raise ValueError(f"legal text must be true, false or a list of non-empty words to add, got {spec!r}")
+    return True, tuple(word.strip() for word in spec)
 
 
-def _whole_word(text: str, start: int, end: int) -> bool:
-    """Whether ``text[start:end]`` stands alone: no letter or digit touches it, except a particle after it
-    (``증인`` of ``증인대기실`` is part of a longer name, ``CCTV`` of ``CCTV를`` is not)."""
-    if start > 0 and text[start - 1].isalnum():
-        return False
-    particles = PARTICLE_RUN.match(text, end)
-    after = particles.end() if particles else end
-    return after >= len(text) or not text[after].isalnum()
+class Protection:
+    """What a model span may not replace: legal text (``legal``: :func:`load_legal`), protected ``words`` and the
+    names of the officials of ``kept_officials`` (:data:`thunder.legal.OFFICIAL_ROLES`)."""
+
+    def __init__(
+        self,
+        legal: bool | Sequence[str] | None = True,
+        words: Iterable[str] = (),
+        kept_officials: Iterable[str] = OFFICIAL_ROLES,
+    ) -> None:
+        builtin, extra = load_legal(legal)
+        self.words = frozenset(words)
+        self.kept_officials = tuple(role for role in OFFICIAL_ROLES if role in set(kept_officials))
+        if unknown := set(kept_officials) - set(OFFICIAL_ROLES):
+            raise ValueError(f"kept officials must be among {list(OFFICIAL_ROLES)}, got {sorted(unknown)}")
+        words_to_find = extra + tuple(sorted(self.words))
+        self.legal = LegalText(words_to_find, builtin=builtin) if builtin or words_to_find else None
+
+    def __bool__(self) -> bool:
+        return self.legal is not None or bool(self.kept_officials)
+
+    def coverage(self, text: str) -> bytearray:
+        """Per character of ``text``: 0 outside protected text, 1 in text trimmable off a span's start only
+        (procedural terms, protected words), 2 in text trimmable off either end."""
+        flags = bytearray(len(text))
+        found = [(s.start, s.end, 1 if s.kind == _LEADING_ONLY else 2) for s in self.legal.find(text)] if self.legal else []
+        found += [(o.start, o.end, 2) for o in official_names(text, self.kept_officials)] if self.kept_officials else []
+        for start, end, flag in found:
+            for i in range(start, end):
+                flags[i] = max(flags[i], flag)
+        return flags
+
+    def filter(self, text: str, spans: Iterable[ScoredSpan], coverage: bytearray | None = None) -> list[ScoredSpan]:
+        """``spans`` with the model's spans over protected text dropped or trimmed (see the module); ``coverage``:
+        :meth:`coverage` of ``text`` where the caller has it."""
+        spans = list(spans)
+        if not self or not any(span.source == "model" for span in spans):
+            return spans
+        coverage = self.coverage(text) if coverage is None else coverage
+        kept = []
+        for span in spans:
+            if span.source == "model":
+                span = _trimmed(text, span, coverage)
+            if span is not None:
+                kept.append(span)
+        return kept
 
 
-def _protected(text: str, span: ScoredSpan, words: frozenset[str]) -> bool:
-    mention = text[span.start : span.end]
-    if mention not in words and _core(mention) not in words:
-        return False
-    start = span.start + len(mention) - len(mention.lstrip(_EDGE))
-    return _whole_word(text, start, span.start + len(mention.rstrip(_EDGE)))
+def covered(text: str, start: int, end: int, coverage: bytearray) -> bool:
+    """Whether every letter and digit of ``text[start:end]`` lies in protected text, a particle after it aside."""
+    return _word_flag(text, start, end, coverage) > 0
 
 
-def protect(text: str, spans: Iterable[ScoredSpan], words: frozenset[str]) -> list[ScoredSpan]:
-    """``spans`` without the model spans that are a protected word standing alone (not part of a longer word,
-    such as ``증인`` of ``증인대기실``); spans of other sources are kept as they are."""
-    if not words:
-        return list(spans)
-    return [span for span in spans if span.source != "model" or not _protected(text, span, words)]
+def _word_flag(text: str, start: int, end: int, coverage: bytearray) -> int:
+    """The weakest protection over the letters of ``text[start:end]`` (0: some letter unprotected); a run of
+    particles that agrees with the protected text before it (``원고는``, ``CCTV를``) counts as protected."""
+    weakest = 3
+    for i in range(start, end):
+        if not text[i].isalnum():
+            continue
+        if not coverage[i]:
+            word_end = _letters_end(text, i, end)
+            particles = PARTICLE_RUN.match(text, i, word_end)
+            if weakest < 3 and particles and particles.end() == word_end:
+                if agrees(text[start:i], text[i:word_end]) is not False:
+                    return weakest
+            return 0
+        weakest = min(weakest, coverage[i])
+    return 2 if weakest == 3 else weakest  # no letter at all: punctuation, removable from either end
+
+
+def _letters_end(text: str, start: int, end: int) -> int:
+    while end > start and not text[end - 1].isalnum():
+        end -= 1
+    return end
+
+
+def _trimmed(text: str, span: ScoredSpan, coverage: bytearray) -> ScoredSpan | None:
+    """``span`` without its protected words at the edges (``None`` when every word is protected)."""
+    words = _words(text, span.start, span.end)
+    flags = [_word_flag(text, a, b, coverage) for a, b in words]
+    if all(flags):
+        return None
+    first = next(i for i, flag in enumerate(flags) if not flag)
+    last = len(flags) - 1
+    while flags[last] == 2:
+        last -= 1
+    if (first, last) == (0, len(words) - 1):
+        return span
+    return replace(span, start=words[first][0], end=words[last][1])
+
+
+def _words(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Whitespace-separated words of ``text[start:end]`` as ``(start, end)``."""
+    words, word_start = [], None
+    for i in range(start, end):
+        if text[i].isspace():
+            if word_start is not None:
+                words.append((word_start, i))
+                word_start = None
+        elif word_start is None:
+            word_start = i
+    if word_start is not None:
+        words.append((word_start, end))
+    return words

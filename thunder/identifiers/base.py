@@ -25,6 +25,7 @@ class ScoredSpan:
     source: str  # recognizer name or "model"
     category: str | None = None
     tier1: str | None = None
+    origin: tuple[int, int] | None = None  # a propagated span: the span whose text it repeats
 
 
 class Recognizer(ABC):
