@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from importlib import resources
 from pathlib import Path
 
-from thunder.particles import PARTICLE_RUN, agrees
+from thunder.particles import PARTICLE_RUN, run_agrees
 
 __all__ = ["GENRE_WORDS_FILE", "common_words", "document_frequencies", "load_genre_words", "words_of"]
 
@@ -34,7 +34,7 @@ def words_of(text: str) -> set[str]:
         words.add(run)
         for cut in range(max(2, len(run) - 4), len(run)):
             found = PARTICLE_RUN.fullmatch(run, cut)
-            if found and agrees(run[:cut], run[cut:]) is not False:
+            if found and run_agrees(run[:cut], run[cut:]):
                 words.add(run[:cut])
                 break
     return {word for word in words if len(word) >= 2}

@@ -29,7 +29,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from thunder.particles import PARTICLE_RUN, agrees
+from thunder.particles import PARTICLE_RUN, run_agrees
 
 __all__ = [
     "KINDS",
@@ -207,7 +207,7 @@ class LegalText:
                     continue
                 particles = PARTICLE_RUN.match(text, end)
                 if particles and (particles.end() >= len(text) or not _is_letter(text[particles.end()])):
-                    if agrees(text[m.start("term") : end], text[end : particles.end()]) is not False:
+                    if run_agrees(text[m.start("term") : end], text[end : particles.end()]):
                         yield m.start("term"), m.end()
 
 

@@ -28,6 +28,7 @@ import unicodedata
 __all__ = [
     "PARTICLE_RUN",
     "agrees",
+    "run_agrees",
     "ends_with_rieul",
     "final_consonant",
     "fix_particle",
@@ -201,3 +202,13 @@ def agrees(previous: str, following: str) -> bool | None:
     if final is None:
         return None
     return _correct_form(final, found[1]) == found[0]
+
+
+def run_agrees(previous: str, run: str) -> bool:
+    """Whether a run of particles written after ``previous`` (``에게는``, ``와의``) may follow it: ``False`` only where
+    the run starts with an alternating particle of the wrong form (``원고은``, ``원고은은``)."""
+    found = agrees(previous, run)
+    if found is not None:
+        return found
+    first = next((run[:n] for n in (1, 2, 3) if leading_particle(run[:n]) is not None), None)
+    return first is None or agrees(previous, first) is not False

@@ -25,7 +25,7 @@ from dataclasses import replace
 
 from thunder.identifiers.base import ScoredSpan
 from thunder.legal import OFFICIAL_ROLES, LegalText, official_names
-from thunder.particles import PARTICLE_RUN, agrees
+from thunder.particles import PARTICLE_RUN, run_agrees
 
 __all__ = ["PROTECTED_WORDS", "Protection", "load_protected"]
 
@@ -128,7 +128,7 @@ def _word_flag(text: str, start: int, end: int, coverage: bytearray) -> int:
             word_end = _letters_end(text, i, end)
             particles = PARTICLE_RUN.match(text, i, word_end)
             if weakest < 3 and particles and particles.end() == word_end:
-                if agrees(text[start:i], text[i:word_end]) is not False:
+                if run_agrees(text[start:i], text[i:word_end]):
                     return weakest
             return 0
         weakest = min(weakest, coverage[i])
