@@ -35,6 +35,7 @@ class FakeSpan:
     label: str
     category: str | None = None
     tier1: str | None = None
+    source: str = "model"
 
 
 @dataclass(frozen=True)
@@ -51,9 +52,9 @@ class FakeDeidentifier:
 
     def __call__(self, text: str) -> FakeResult:
         spans = []
-        for piece, label in self.replace.get(text, []):
+        for piece, label, *source in self.replace.get(text, []):
             start = text.index(piece)
-            spans.append(FakeSpan(start, start + len(piece), label))
+            spans.append(FakeSpan(start, start + len(piece), label, source=source[0] if source else "model"))
         return FakeResult(text, tuple(spans))
 
 
@@ -127,6 +128,25 @@ def test_report_json_shape_and_table(hand_made: ev.EvaluationReport) -> None:
     table = hand_made.format(show_leaks=True)
     assert "| direct | 2 | 1 | 1 | 50.00% |" in table
     assert "⟦행복⟧" in table and "doc-1" in table
+
+
+def test_over_redaction_by_source_and_legal_text_replaced(tmp_path: Path, taxonomy: Taxonomy) -> None:
+    text = "원심은 형법 제62조 제1항을 적용하였고, 원심의 판단에 잘못이 없다.\n판사 오현석"
+    data = _write_jsonl(tmp_path / "published.jsonl", [{"id": "p-1", "text": text}])  # no spans: no identifiers
+    documents = list(ev.load_documents(data, taxonomy))
+    assert documents[0].spans == ()
+    fake = FakeDeidentifier({text: [("제62조", NAME), ("원심은", NAME, "model"), ("원심의", NAME, "propagated"),
+                                    ("오현석", NAME, "officials")]})  # fmt: skip
+    report = ev.evaluate(fake, documents, taxonomy=taxonomy, granularity="label")
+    assert report.over_redacted_by_source == {"model": 7, "propagated": 3, "officials": 3}
+    assert report.over_redacted_chars == 13 and report.leaks.mentions == 0
+    assert report.legal_replaced["statute reference"] == 4 and report.legal_replaced["official name"] == 3
+    assert report.legal_replaced["procedural term"] == 4 and report.legal_chars["procedural term"] == 6  # 원심 ×2, 판사
+    assert report.legal_chars["statute"] == 2 and report.legal_replaced["statute"] == 0  # 형법 stays
+    table = report.format(show_leaks=True)
+    assert "| propagated | 3 |" in table and "| statute reference | 7 | 4 | 57.14% |" in table
+    assert "'원심의' × 1 (propagated 3 characters)" in table
+    assert report.to_dict()["over_redaction"]["by_source"]["officials"] == 3
 
 
 def _write_jsonl(path: Path, records: list[dict]) -> Path:

@@ -11,7 +11,12 @@ searching the output text):
   not covered by a replaced interval. A partially replaced mention is a leak. Reported overall, per
   tier 1 (direct / quasi identifiers), per category (tier 2) and per label (tier 3).
 - **Over-redaction**: the share of non-whitespace characters outside every gold span that are covered
-  by a replaced interval.
+  by a replaced interval; also by the source of the replaced span (``model``, ``propagated``: another occurrence
+  of a detected text, ``officials``, each recognizer), so over-redaction that propagation spreads shows apart.
+- **Legal text replaced**: of the non-whitespace characters outside gold spans that are legal text
+  (:class:`thunder.legal.LegalText` with the built-in lexicon, whatever the pipeline's options: statute references,
+  statutes, courts, procedural terms, exhibits, precedents, case numbers) or a published official's name
+  (:func:`thunder.legal.official_names`, every role), how many were replaced, by kind.
 - **Token metrics** (Thunder-DeID paper): every token gets the entity type of the gold span it overlaps
   most (``O`` if none), and likewise the predicted type from the detected spans. Binary P/R/F1 scores
   identifier vs ``O``; micro P/R/F1 pools all entity types (a token counts as correct only with the
@@ -44,6 +49,7 @@ import torch
 
 from thunder.data import SPLITS, Filler, Recipe, read_corpus
 from thunder.deid import DeidResult, Deidentifier
+from thunder.legal import KINDS, LegalText, official_names
 from thunder.metrics import TokenMetrics
 from thunder.sources import jsonl_records
 from thunder.synthesis import EntitySpan, SynthesizedDocument
@@ -51,6 +57,8 @@ from thunder.taxonomy import BINARY_TYPE, GRANULARITIES, Label, Taxonomy, Unknow
 
 CHAR_TOKENIZATION = "chars"
 OVER_REDACTED_SHOWN = 30  # over-redacted texts listed with --show_leaks
+OFFICIAL_NAME = "official name"  # the kind of legal text of a published official's name
+LEGAL_KINDS = (*KINDS, OFFICIAL_NAME)
 
 
 class TokenizerLike(Protocol):
@@ -136,6 +144,10 @@ class EvaluationReport:
     leaked: list[LeakedMention]
     seconds: float
     meta: dict[str, Any] = field(default_factory=dict)
+    over_redacted_by_source: Counter[str] = field(default_factory=Counter)  # replaced non-identifier chars per source
+    over_redacted_text_sources: dict[str, Counter[str]] = field(default_factory=dict)  # text -> sources' characters
+    legal_chars: Counter[str] = field(default_factory=Counter)  # non-identifier chars of legal text, per kind
+    legal_replaced: Counter[str] = field(default_factory=Counter)  # ... of them replaced
 
     @property
     def over_redaction(self) -> float | None:
@@ -169,7 +181,12 @@ class EvaluationReport:
                 "non_identifier_chars": self.non_identifier_chars,
                 "replaced": self.over_redacted_chars,
                 "rate": self.over_redaction,
+                "by_source": dict(self.over_redacted_by_source.most_common()),
                 "texts": dict(self.over_redacted_texts.most_common()),
+                "text_sources": {t: dict(c) for t, c in self.over_redacted_text_sources.items()},
+            },
+            "legal_text": {
+                kind: {"chars": self.legal_chars[kind], "replaced": self.legal_replaced[kind]} for kind in LEGAL_KINDS
             },
             "leaked_mentions": [m.to_dict() for m in self.leaked],
         }
@@ -234,12 +251,25 @@ class EvaluationReport:
             f"Over-redaction: {_pct(self.over_redaction)} "
             f"({self.over_redacted_chars} of {self.non_identifier_chars} non-identifier characters replaced)",
         ]
+        if self.over_redacted_by_source:
+            lines += ["", "| replaced by | non-identifier characters | share of non-identifier characters |",
+                      "|---|---|---|"]  # fmt: skip
+            lines += [f"| {source} | {count} | {_pct(count / self.non_identifier_chars)} |"
+                      for source, count in self.over_redacted_by_source.most_common()]  # fmt: skip
+        replaced, total = sum(self.legal_replaced.values()), sum(self.legal_chars.values())
+        lines += ["", f"Legal text replaced: {replaced} of {total} characters of legal text outside identifiers"
+                      f" (statute references: {self.legal_replaced['statute reference']})"]  # fmt: skip
+        lines += ["", "| legal text | characters | replaced | share |", "|---|---|---|---|"]
+        lines += [f"| {kind} | {self.legal_chars[kind]} | {self.legal_replaced[kind]} | "
+                  f"{_pct(self.legal_replaced[kind] / self.legal_chars[kind] if self.legal_chars[kind] else None)} |"
+                  for kind in LEGAL_KINDS]  # fmt: skip
         if show_leaks:
             lines += ["", f"Leaked mentions ({len(self.leaked)}):"]
             lines += [_format_leak(m) for m in self.leaked]
             common = self.over_redacted_texts.most_common(OVER_REDACTED_SHOWN)
             lines += ["", f"Over-redacted texts, most frequent first ({len(common)} of {len(self.over_redacted_texts)}):"]
-            lines += [f"- {text!r} × {count}" for text, count in common]
+            lines += [f"- {text!r} × {count}{_sources(self.over_redacted_text_sources.get(text))}"
+                      for text, count in common]  # fmt: skip
         return "\n".join(lines)
 
 
@@ -253,6 +283,10 @@ def _pct(value: float | None) -> str:
 
 def _leak(count: LeakCount | None) -> str:
     return "–" if count is None else f"{_pct(count.rate)} ({count.leaked}/{count.mentions})"
+
+
+def _sources(counts: Counter[str] | None) -> str:
+    return f" ({', '.join(f'{source} {n}' for source, n in counts.most_common())} characters)" if counts else ""
 
 
 def _leak_row(name: str, count: LeakCount) -> str:
@@ -364,37 +398,64 @@ class _Tally:
         self.leaks, self.by_tier, self.by_category, self.by_label = LeakCount(), {}, {}, {}
         self.leaked: list[LeakedMention] = []
         self.over_redacted_texts: Counter[str] = Counter()
+        self.over_redacted_by_source: Counter[str] = Counter()
+        self.over_redacted_text_sources: dict[str, Counter[str]] = {}
+        self.legal_chars: Counter[str] = Counter()
+        self.legal_replaced: Counter[str] = Counter()
+        self.legal_text = LegalText()
         self.documents = self.characters = self.tokens = self.non_identifier = self.over_redacted = 0
 
     def add(self, doc: SynthesizedDocument, result: DeidResult) -> None:
         text = doc.text
         replaced = _covered(len(text), ((s.start, s.end) for s in result.spans))
+        sources: list[str | None] = [None] * len(text)
+        for span in result.spans:  # a de-identifier that names no source is a model
+            sources[span.start : span.end] = [getattr(span, "source", "model")] * (span.end - span.start)
         labels = [_label(self.taxonomy, s.label, doc.doc_id) for s in doc.spans]
         for span, label in zip(doc.spans, labels):
             self._add_mention(doc, span, label, replaced)
 
         gold = _covered(len(text), ((s.start, s.end) for s in doc.spans))
+        legal = self._legal_kinds(text)
         run_start = None
         for i, ch in enumerate(text):
             over = replaced[i] and not gold[i]
             if not gold[i] and not ch.isspace():
                 self.non_identifier += 1
                 self.over_redacted += over
+                if over:
+                    self.over_redacted_by_source[sources[i]] += 1
+                if legal[i] is not None:
+                    self.legal_chars[legal[i]] += 1
+                    self.legal_replaced[legal[i]] += over
             if over and run_start is None:
                 run_start = i
             elif not over and run_start is not None:
-                self._add_over_redacted(text[run_start:i])
+                self._add_over_redacted(text[run_start:i], sources[run_start:i])
                 run_start = None
         if run_start is not None:
-            self._add_over_redacted(text[run_start:])
+            self._add_over_redacted(text[run_start:], sources[run_start:])
 
         self._add_tokens(doc, labels, result)
         self.documents += 1
         self.characters += len(text)
 
-    def _add_over_redacted(self, run: str) -> None:
-        if run := run.strip():
-            self.over_redacted_texts[run] += 1
+    def _add_over_redacted(self, run: str, sources: Sequence[str | None]) -> None:
+        if stripped := run.strip():
+            self.over_redacted_texts[stripped] += 1
+            counts = self.over_redacted_text_sources.setdefault(stripped, Counter())
+            counts.update(source for ch, source in zip(run, sources) if not ch.isspace())
+
+    def _legal_kinds(self, text: str) -> list[str | None]:
+        """Per character: the kind of legal text it belongs to (the first of :data:`LEGAL_KINDS` where several
+        apply), or ``None``."""
+        kinds: list[str | None] = [None] * len(text)
+        rank = {kind: i for i, kind in enumerate(LEGAL_KINDS)}
+        found = [(s.start, s.end, s.kind) for s in self.legal_text.find(text)]
+        found += [(o.start, o.end, OFFICIAL_NAME) for o in official_names(text)]
+        for start, end, kind in sorted(found, key=lambda f: -rank[f[2]]):  # the first kind written last
+            kinds[start:end] = [kind] * (end - start)
+        return kinds
 
     def _add_mention(self, doc: SynthesizedDocument, span: Any, label: Label, replaced: bytearray) -> None:
         text = doc.text
@@ -454,6 +515,10 @@ class _Tally:
             over_redacted_chars=self.over_redacted,
             over_redacted_texts=self.over_redacted_texts,
             leaked=self.leaked,
+            over_redacted_by_source=self.over_redacted_by_source,
+            over_redacted_text_sources=self.over_redacted_text_sources,
+            legal_chars=self.legal_chars,
+            legal_replaced=self.legal_replaced,
             seconds=seconds,
             meta={"taxonomy": self.taxonomy.name, "taxonomy_fingerprint": self.taxonomy.fingerprint()},
         )

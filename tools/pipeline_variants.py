@@ -1,0 +1,108 @@
+"""Evaluate several pipeline options on one model run: the model's token predictions are computed once (and cached),
+then every variant's spans, propagation and replacement are scored as ``thunder evaluate`` scores them.
+
+Variants are pipeline options (:class:`thunder.deid.PipelineOptions`) by name; those that change the model's
+forward pass (``threshold``, ``max_length``, ``stride``) are the same for all. Documents are loaded as ``thunder
+evaluate`` loads them:
+
+    PYTHONPATH=. python tools/pipeline_variants.py --model runs/small/finetune/checkpoints/last.ckpt \\
+        --data thunder/resources/judgments/annotated --cache /tmp/judgments.json \\
+        --variants '{"layer off": {"legal_text": false, "propagate_threshold": 0, "genre_words": false},
+                     "default": {}}'
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from pathlib import Path
+
+from thunder.deid import Deidentifier, PipelineOptions, TokenPredictions
+from thunder.evaluate import EvaluationReport, _pct, evaluate, load_documents
+from thunder.identifiers import CATALOGUE
+
+FORWARD = ("threshold", "max_length", "stride", "batch_size", "device", "model", "taxonomy")
+
+
+def predictions(deid, texts: list[str], cache: Path | None) -> list[TokenPredictions]:
+    """The model's merged token predictions of every text, read from ``cache`` when it holds these texts."""
+    if cache is not None and cache.exists():
+        stored = json.loads(cache.read_text(encoding="utf-8"))
+        if stored["texts"] == texts and stored["threshold"] == deid.threshold:
+            return [TokenPredictions([tuple(o) for o in p["offsets"]], p["tags"], p["scores"]) for p in stored["docs"]]
+    result, started = [], time.perf_counter()
+    for first in range(0, len(texts), deid.batch_size):
+        result += deid.predict_tokens(texts[first : first + deid.batch_size])
+        print(f"\r{len(result)}/{len(texts)} documents, {time.perf_counter() - started:.0f} s", end="", file=sys.stderr)
+    print(file=sys.stderr)
+    if cache is not None:
+        docs = [{"offsets": p.offsets, "tags": p.tags, "scores": p.scores} for p in result]
+        cache.write_text(json.dumps({"texts": texts, "threshold": deid.threshold, "docs": docs}), encoding="utf-8")
+    return result
+
+
+def build(options: PipelineOptions, loaded: Deidentifier) -> Deidentifier:
+    """The pipeline ``options`` describe around the model ``loaded`` already holds."""
+    fields = {f.name: getattr(options, f.name) for f in dataclasses.fields(options) if f.name not in ("model", "taxonomy")}
+    return Deidentifier(loaded.model, loaded.tokenizer, loaded.label_set, **fields)
+
+
+def row(name: str, report: EvaluationReport, structured_labels: set[str]) -> str:
+    tiers, sources = report.leaks_by_tier, report.over_redacted_by_source
+    names = report.leaks_by_label.get("내국인이름")
+    structured = sum(c.leaked for label, c in report.leaks_by_label.items() if label in structured_labels)
+    legal = report.legal_replaced
+    return (
+        f"| {name} | {_pct(report.leaks.rate)} ({report.leaks.leaked}) | {_pct(names.rate) if names else '–'} | "
+        f"{_pct(tiers['quasi'].rate) if 'quasi' in tiers else '–'} | {structured} | {_pct(report.over_redaction)} | "
+        f"{sources['model']} / {sources['propagated']} / {sources['officials']} | {legal['statute reference']} | "
+        f"{legal['procedural term']} | {legal['official name']} | {sum(legal.values())} |"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--data", required=True)
+    parser.add_argument("--variants", required=True, help="JSON: {name: {pipeline option: value}}")
+    parser.add_argument("--cache", type=Path, help="JSON file for the model's token predictions")
+    parser.add_argument("--json", type=Path, help="write every variant's full report here")
+    parser.add_argument("--split", choices=("train", "val", "test"))
+    parser.add_argument("--mention_dirs", nargs="*")
+    parser.add_argument("--alias_files", nargs="*")
+    parser.add_argument("--mentions", choices=("seen", "unseen"), default="seen")
+    parser.add_argument("--mention_holdout", type=float, default=0.0)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threshold", type=float, default=PipelineOptions.threshold)
+    args = parser.parse_args(argv)
+    variants = json.loads(args.variants)
+    if any(key in FORWARD for options in variants.values() for key in options):
+        raise SystemExit(f"pipeline_variants: the options {FORWARD} are shared by all variants")
+    base = PipelineOptions(model=args.model, threshold=args.threshold)
+    model = base.build()
+    taxonomy = model.taxonomy.with_alias_files(args.alias_files) if args.alias_files else model.taxonomy
+    documents = list(load_documents(args.data, taxonomy, seed=args.seed, mention_dirs=args.mention_dirs,
+                                    split=args.split, mentions=args.mentions, mention_holdout=args.mention_holdout))  # fmt: skip
+    texts = [doc.text for doc in documents]
+    structured = {label.name for name in CATALOGUE for label in taxonomy.filled_by(name)}
+    cached = dict(zip(texts, predictions(model, texts, args.cache)))
+    print("| pipeline | leak all | names | quasi | structured leaked | over-redaction | model / propagated / officials "
+          "chars | statute refs replaced | procedural terms replaced | officials' names replaced | legal text replaced |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    reports = {}
+    for name, options in variants.items():
+        variant = build(dataclasses.replace(base, **options), model)
+        report = evaluate(lambda text: variant.finish(text, cached[text]), documents, taxonomy=taxonomy,
+                          tokenizer=model.tokenizer, granularity=model.label_set.granularity)  # fmt: skip
+        reports[name] = report.to_dict()
+        print(row(name, report, structured), flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(reports, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
