@@ -138,11 +138,12 @@ def test_over_redaction_by_source_and_legal_text_replaced(tmp_path: Path, taxono
     fake = FakeDeidentifier({text: [("제62조", NAME), ("원심은", NAME, "model"), ("원심의", NAME, "propagated"),
                                     ("오현석", NAME, "officials")]})  # fmt: skip
     report = ev.evaluate(fake, documents, taxonomy=taxonomy, granularity="label")
-    assert report.over_redacted_by_source == {"model": 7, "propagated": 3, "officials": 3}
+    replaced = report.replacements
+    assert replaced.by_source == {"model": 7, "propagated": 3, "officials": 3}
     assert report.over_redacted_chars == 13 and report.leaks.mentions == 0
-    assert report.legal_replaced["statute reference"] == 4 and report.legal_replaced["official name"] == 3
-    assert report.legal_replaced["procedural term"] == 4 and report.legal_chars["procedural term"] == 6  # 원심 ×2, 판사
-    assert report.legal_chars["statute"] == 2 and report.legal_replaced["statute"] == 0  # 형법 stays
+    assert replaced.legal_replaced["statute reference"] == 4 and replaced.legal_replaced["official name"] == 3
+    assert replaced.legal_replaced["procedural term"] == 4 and replaced.legal_chars["procedural term"] == 6  # 원심 ×2, 판사
+    assert replaced.legal_chars["statute"] == 2 and replaced.legal_replaced["statute"] == 0  # 형법 stays
     table = report.format(show_leaks=True)
     assert "| propagated | 3 |" in table and "| statute reference | 7 | 4 | 57.14% |" in table
     assert "'원심의' × 1 (propagated 3 characters)" in table

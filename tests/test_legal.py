@@ -124,7 +124,8 @@ SIGNED = """변 호 인 변호사 문태경(국선)
 
 
 def test_official_names_on_the_lines_that_give_them() -> None:
-    names = {role: [SIGNED[o.start : o.end] for o in official_names(SIGNED, [role]) if not o.firm] for role in OFFICIAL_ROLES}
+    names = {role: [SIGNED[o.start : o.end] for o in official_names(SIGNED, [role]) if not o.firm]
+             for role in OFFICIAL_ROLES}  # fmt: skip
     assert names["judge"] == ["표하랑", "최수겸", "오성환", "정태균", "윤일영", "김덕주"]
     assert names["prosecutor"] == ["윤서진", "한지오", "이연용", "장천수"]
     assert names["counsel"] == ["문태경", "곽윤재", "안소민", "김용달", "윤도준", "한채이"]  # not 홍길동 of the prose

@@ -133,3 +133,13 @@ def test_officials_of_the_roles_not_kept_are_replaced_whatever_the_model_says() 
     assert {s.label for s in counsel.spans if s.text == "새솔"} == {"법무법인"}
     with pytest.raises(ValueError, match="keep_officials"):
         Deidentifier(recognizers=[], keep_officials="judge")  # type: ignore[arg-type]
+
+
+def test_the_policy_is_an_option_of_the_command_line(tmp_path) -> None:
+    from thunder.cli import main
+
+    judgment = tmp_path / "judgment.txt"
+    judgment.write_text("검 사 윤서진(기소)\n변 호 인 변호사 문태경(국선)\n판사 오현석\n", encoding="utf-8")
+    main(["deid", str(judgment), "--out", str(tmp_path / "out"), "--keep_officials", "[counsel]"])
+    assert (tmp_path / "out" / "judgment.txt").read_text(encoding="utf-8") == (
+        "검 사 A(기소)\n변 호 인 변호사 문태경(국선)\n판사 B\n")  # fmt: skip

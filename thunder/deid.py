@@ -12,7 +12,9 @@ Steps for one document:
 2. Token tags -> character spans as :mod:`thunder.decoding` says (the decision rule at the model's operating point,
    hysteresis growing inside a word, widening to whole Mecab morphemes: a particle is a morpheme of its own, so it
    never enters a span).
-3. Recognizer spans (:mod:`thunder.recognizers`) are added; overlapping spans merge into their union
+3. Recognizer spans (:mod:`thunder.recognizers`) are added, and the names of the officials whose roles the
+   policy does not keep (``keep_officials``); the model's spans over legal text, protected words or the kept
+   officials' names are dropped or trimmed (:mod:`thunder.protected`); overlapping spans merge into their union
    (``Overlap.UNION``), labelled by the most confident one. Spans without a letter or digit are dropped, surrounding
    spaces trimmed.
 4. Mentions are grouped into entities by their whitespace-free text, an address's leading province written in
@@ -20,17 +22,19 @@ Steps for one document:
    entity; a province name is normalised only where a lower administrative unit follows it); a mention that is
    another entity's text plus a particle (``홍길동이`` beside ``홍길동``) is shrunk to that entity. Every further
    occurrence of an entity's text (two or more characters; at a word boundary where it starts or ends with a Latin
-   letter or digit; an address under every spelling of its province) is replaced too, so a detected identifier
-   never survives elsewhere in the document.
+   letter or digit; an address under every spelling of its province) is replaced too (``origin``: the span it
+   repeats), so a detected identifier never survives elsewhere in the document: the text of a recognizer's, the
+   officials' rule's or a reviewer's span always, a model span's only from ``propagate_threshold`` and when it is
+   not a common word of the genre (:mod:`thunder.genre`), and never into protected text.
 5. Entities get placeholders A, B, ..., Z, AA, ... in order of first appearance, skipping capital letters that
    occur in any detected text and placeholders that already stand alone in the text (a partly de-identified
    judgment); the operator chosen for the entity's label, category or tier 1 (:mod:`thunder.operators`) makes each mention's replacement and the
    particle after it is made to agree (``홍길동이`` -> ``A가``, ``김철수는`` -> ``L은``).
 
 Guarantees (tested): every character outside the replaced spans is kept, except a particle directly after a
-replacement that is corrected; the output never contains the text of a detected span of two or more characters
-(at a word boundary as in step 4), nor a detected address under another spelling of its province — a particle
-correction that would recreate one is not made.
+replacement that is corrected; the output never contains the text of a propagating span (step 4) of two or more
+characters (at a word boundary as in step 4), nor such an address under another spelling of its province — a
+particle correction that would recreate one is not made.
 """
 
 from __future__ import annotations
@@ -248,7 +252,8 @@ class Deidentifier:
             raise ValueError(f"batch_size must be a whole number of at least 1, got {batch_size!r}")
         self.threshold, self.grow_threshold = threshold, grow_threshold
         if isinstance(keep_officials, str):
-            raise ValueError(f"keep_officials must be a list of roles among {list(OFFICIAL_ROLES)}, got {keep_officials!r}")
+            raise ValueError(f"keep_officials must be a list of roles among {list(OFFICIAL_ROLES)}, "
+                             f"got {keep_officials!r}")  # fmt: skip
         self.protection = Protection(legal_text, load_protected(protected_words), keep_officials)
         self.replaced_officials = tuple(role for role in OFFICIAL_ROLES if role not in self.protection.kept_officials)
         self.propagate_threshold, self.genre_words = float(propagate_threshold), load_genre_words(genre_words)
@@ -374,9 +379,10 @@ class Deidentifier:
         """
         labels = self.taxonomy.labels
         protected = self.protection.coverage(text) if self.protection else None
+        kept = self.protection.filter(text, spans, protected)
         spans = [
             replace(s, category=labels[s.label].category, tier1=labels[s.label].tier1) if s.label in labels else s
-            for s in (_trim(text, span) for span in self.protection.filter(text, spans, protected) if span.end > span.start)
+            for s in (_trim(text, span) for span in kept if span.end > span.start)
             if s is not None
         ]
         spans = _shrink_particle_variants(text, resolve_overlaps(spans, Overlap.UNION))
@@ -415,9 +421,10 @@ class Deidentifier:
             elif len(hit) == 1 and hit[0][0] == "gap":  # only became word-bounded after a replacement
                 _, i, a = hit[0]
                 origin = gap_starts[i] + start - a
-                first = next(s for s, m in zip(spans, mentions) if entity_key(m) == key)
-                return self.apply(text, [*spans, replace(first, start=origin, end=origin + end - start,
-                                                         source="propagated", origin=(seeds[key].start, seeds[key].end))])  # fmt: skip
+                seed = seeds[key]
+                added = replace(seed, start=origin, end=origin + end - start, source="propagated",
+                                origin=(seed.start, seed.end))  # fmt: skip
+                return self.apply(text, [*spans, added])
             else:
                 raise RuntimeError(f"cannot remove {key!r} from the de-identified text")
         detected = tuple(
@@ -509,7 +516,9 @@ class PipelineOptions:
     protected_words: bool | list[str] | None = None
     runtime: str = "auto"
     legal_text: bool | list[str] = True
-    keep_officials: list[Literal["judge", "prosecutor", "counsel"]] = field(default_factory=lambda: list(OFFICIAL_ROLES))
+    keep_officials: list[Literal["judge", "prosecutor", "counsel"]] = field(
+        default_factory=lambda: list(OFFICIAL_ROLES)
+    )
     propagate_threshold: float = PROPAGATE_THRESHOLD
     genre_words: bool | str | list[str] = True
 

@@ -122,6 +122,18 @@ class LeakedMention:
 
 
 @dataclass
+class Replacements:
+    """The replaced characters outside gold spans: by the source of the span that replaced them (``by_source``; per
+    over-redacted text in ``text_sources``), and the characters of legal text, per kind of :data:`LEGAL_KINDS`,
+    there were (``legal_chars``) and were replaced (``legal_replaced``)."""
+
+    by_source: Counter[str] = field(default_factory=Counter)
+    text_sources: dict[str, Counter[str]] = field(default_factory=dict)
+    legal_chars: Counter[str] = field(default_factory=Counter)
+    legal_replaced: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass
 class EvaluationReport:
     """Everything ``thunder evaluate`` reports; ``to_dict`` is the JSON written with ``--json``."""
 
@@ -144,10 +156,7 @@ class EvaluationReport:
     leaked: list[LeakedMention]
     seconds: float
     meta: dict[str, Any] = field(default_factory=dict)
-    over_redacted_by_source: Counter[str] = field(default_factory=Counter)  # replaced non-identifier chars per source
-    over_redacted_text_sources: dict[str, Counter[str]] = field(default_factory=dict)  # text -> sources' characters
-    legal_chars: Counter[str] = field(default_factory=Counter)  # non-identifier chars of legal text, per kind
-    legal_replaced: Counter[str] = field(default_factory=Counter)  # ... of them replaced
+    replacements: Replacements = field(default_factory=Replacements)
 
     @property
     def over_redaction(self) -> float | None:
@@ -155,6 +164,7 @@ class EvaluationReport:
         return self.over_redacted_chars / self.non_identifier_chars if self.non_identifier_chars else None
 
     def to_dict(self) -> dict[str, Any]:
+        replaced = self.replacements
         return {
             "meta": self.meta,
             "documents": self.documents,
@@ -181,12 +191,13 @@ class EvaluationReport:
                 "non_identifier_chars": self.non_identifier_chars,
                 "replaced": self.over_redacted_chars,
                 "rate": self.over_redaction,
-                "by_source": dict(self.over_redacted_by_source.most_common()),
+                "by_source": dict(replaced.by_source.most_common()),
                 "texts": dict(self.over_redacted_texts.most_common()),
-                "text_sources": {t: dict(c) for t, c in self.over_redacted_text_sources.items()},
+                "text_sources": {t: dict(c) for t, c in replaced.text_sources.items()},
             },
             "legal_text": {
-                kind: {"chars": self.legal_chars[kind], "replaced": self.legal_replaced[kind]} for kind in LEGAL_KINDS
+                kind: {"chars": replaced.legal_chars[kind], "replaced": replaced.legal_replaced[kind]}
+                for kind in LEGAL_KINDS
             },
             "leaked_mentions": [m.to_dict() for m in self.leaked],
         }
@@ -251,26 +262,31 @@ class EvaluationReport:
             f"Over-redaction: {_pct(self.over_redaction)} "
             f"({self.over_redacted_chars} of {self.non_identifier_chars} non-identifier characters replaced)",
         ]
-        if self.over_redacted_by_source:
-            lines += ["", "| replaced by | non-identifier characters | share of non-identifier characters |",
-                      "|---|---|---|"]  # fmt: skip
-            lines += [f"| {source} | {count} | {_pct(count / self.non_identifier_chars)} |"
-                      for source, count in self.over_redacted_by_source.most_common()]  # fmt: skip
-        replaced, total = sum(self.legal_replaced.values()), sum(self.legal_chars.values())
-        lines += ["", f"Legal text replaced: {replaced} of {total} characters of legal text outside identifiers"
-                      f" (statute references: {self.legal_replaced['statute reference']})"]  # fmt: skip
-        lines += ["", "| legal text | characters | replaced | share |", "|---|---|---|---|"]
-        lines += [f"| {kind} | {self.legal_chars[kind]} | {self.legal_replaced[kind]} | "
-                  f"{_pct(self.legal_replaced[kind] / self.legal_chars[kind] if self.legal_chars[kind] else None)} |"
-                  for kind in LEGAL_KINDS]  # fmt: skip
+        lines += self._replacement_tables()
         if show_leaks:
             lines += ["", f"Leaked mentions ({len(self.leaked)}):"]
             lines += [_format_leak(m) for m in self.leaked]
             common = self.over_redacted_texts.most_common(OVER_REDACTED_SHOWN)
             lines += ["", f"Over-redacted texts, most frequent first ({len(common)} of {len(self.over_redacted_texts)}):"]
-            lines += [f"- {text!r} × {count}{_sources(self.over_redacted_text_sources.get(text))}"
+            lines += [f"- {text!r} × {count}{_sources(self.replacements.text_sources.get(text))}"
                       for text, count in common]  # fmt: skip
         return "\n".join(lines)
+
+    def _replacement_tables(self) -> list[str]:
+        """Over-redaction by source, and legal text replaced by kind."""
+        replaced, lines = self.replacements, []
+        if replaced.by_source:
+            lines += ["", "| replaced by | non-identifier characters | share of non-identifier characters |",
+                      "|---|---|---|"]  # fmt: skip
+            lines += [f"| {source} | {count} | {_pct(count / self.non_identifier_chars)} |"
+                      for source, count in replaced.by_source.most_common()]  # fmt: skip
+        chars, legal = replaced.legal_chars, replaced.legal_replaced
+        lines += ["", f"Legal text replaced: {sum(legal.values())} of {sum(chars.values())} characters of legal text "
+                      f"outside identifiers (statute references: {legal['statute reference']})"]  # fmt: skip
+        lines += ["", "| legal text | characters | replaced | share |", "|---|---|---|---|"]
+        shares = {kind: legal[kind] / chars[kind] if chars[kind] else None for kind in LEGAL_KINDS}
+        lines += [f"| {kind} | {chars[kind]} | {legal[kind]} | {_pct(shares[kind])} |" for kind in LEGAL_KINDS]
+        return lines
 
 
 def _num(value: float) -> str:
@@ -398,10 +414,7 @@ class _Tally:
         self.leaks, self.by_tier, self.by_category, self.by_label = LeakCount(), {}, {}, {}
         self.leaked: list[LeakedMention] = []
         self.over_redacted_texts: Counter[str] = Counter()
-        self.over_redacted_by_source: Counter[str] = Counter()
-        self.over_redacted_text_sources: dict[str, Counter[str]] = {}
-        self.legal_chars: Counter[str] = Counter()
-        self.legal_replaced: Counter[str] = Counter()
+        self.replacements = Replacements()
         self.legal_text = LegalText()
         self.documents = self.characters = self.tokens = self.non_identifier = self.over_redacted = 0
 
@@ -424,10 +437,10 @@ class _Tally:
                 self.non_identifier += 1
                 self.over_redacted += over
                 if over:
-                    self.over_redacted_by_source[sources[i]] += 1
+                    self.replacements.by_source[sources[i]] += 1
                 if legal[i] is not None:
-                    self.legal_chars[legal[i]] += 1
-                    self.legal_replaced[legal[i]] += over
+                    self.replacements.legal_chars[legal[i]] += 1
+                    self.replacements.legal_replaced[legal[i]] += over
             if over and run_start is None:
                 run_start = i
             elif not over and run_start is not None:
@@ -443,7 +456,7 @@ class _Tally:
     def _add_over_redacted(self, run: str, sources: Sequence[str | None]) -> None:
         if stripped := run.strip():
             self.over_redacted_texts[stripped] += 1
-            counts = self.over_redacted_text_sources.setdefault(stripped, Counter())
+            counts = self.replacements.text_sources.setdefault(stripped, Counter())
             counts.update(source for ch, source in zip(run, sources) if not ch.isspace())
 
     def _legal_kinds(self, text: str) -> list[str | None]:
@@ -515,10 +528,7 @@ class _Tally:
             over_redacted_chars=self.over_redacted,
             over_redacted_texts=self.over_redacted_texts,
             leaked=self.leaked,
-            over_redacted_by_source=self.over_redacted_by_source,
-            over_redacted_text_sources=self.over_redacted_text_sources,
-            legal_chars=self.legal_chars,
-            legal_replaced=self.legal_replaced,
+            replacements=self.replacements,
             seconds=seconds,
             meta={"taxonomy": self.taxonomy.name, "taxonomy_fingerprint": self.taxonomy.fingerprint()},
         )

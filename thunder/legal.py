@@ -109,11 +109,13 @@ def _trie_pattern(words: Iterable[str], between: str = "") -> str:
 
 _WORD_START = r"(?<![가-힣A-Za-z0-9])"
 _NUMBER = r"\d+"
+# the parts of a statute reference: 제62조의2 제1항 제3호 가목 본문, joined by commas, 및, 내지, ...
 _ARTICLE = rf"제\s*{_NUMBER}\s*조(?:\s*의\s*{_NUMBER})?"
 _PARAGRAPH = rf"제\s*{_NUMBER}\s*항"
 _ITEM = rf"제\s*{_NUMBER}\s*호(?:\s*의\s*{_NUMBER})?"
 _SUBITEM = rf"(?:제\s*{_NUMBER}\s*목|[가-하]\s*목)"
 _QUALIFIER = r"(?:본문|단서|전단|후단|전문|후문|각\s*호|각\s*목|괄호\s*부분)"
+
 _JOIN = r"\s*(?:,|및|또는|내지|와|과|ㆍ|·|~)?\s*"
 _PART = rf"(?:{_ARTICLE}|{_PARAGRAPH}|{_ITEM}|{_SUBITEM}|{_QUALIFIER})"
 _REFERENCE = re.compile(
@@ -171,8 +173,8 @@ class LegalText:
         """Every piece of legal text in ``text``, sorted by start (pieces of different kinds may overlap)."""
         if not self.builtin:
             return [LegalSpan(start, end, "procedural term") for start, end in self._term_runs(text)]
-        found = [LegalSpan(m.start(), m.end(), "statute reference")
-                 for pattern in (_REFERENCE, _STATUTE_NUMBER, _AMENDMENT_NOTE) for m in pattern.finditer(text)]  # fmt: skip
+        references = (_REFERENCE, _STATUTE_NUMBER, _AMENDMENT_NOTE)
+        found = [LegalSpan(m.start(), m.end(), "statute reference") for p in references for m in p.finditer(text)]
         found += self._acts(text)
         found += [LegalSpan(m.start(), m.end(), "court") for m in _COURT.finditer(text)]
         found += [LegalSpan(start, end, "procedural term") for start, end in self._term_runs(text)]
@@ -232,13 +234,12 @@ def _compiled(extra_words: tuple[str, ...], builtin: bool) -> tuple[re.Pattern, 
 
 # ----------------------------------------------------------------------------------------------- officials
 
-_NAME = r"(?:[가-힣]{2,4})"
+# a list of names: 윤서진(기소), 한지오(공판); 오성환(재판장) 정태균; 대위 장천수(공판); ... 외 2인
+_NAME, _NOTE, _OTHERS = r"(?:[가-힣]{2,4})", r"(?:\s*\([^()\n]{1,12}\))?", r"(?:\s*외\s*\d+\s*인?)?"
 _RANK = r"(?:(?:대위|중위|소위|소령|중령|대령|준장|소장|중장|대장)(?:\(진\))?\s+)?"
-_NOTE = r"(?:\s*\([^()\n]{1,12}\))?"
 _NAMES = rf"{_RANK}{_NAME}{_NOTE}(?:\s*,?[ \t]+{_RANK}{_NAME}{_NOTE}|\s*,\s*{_RANK}{_NAME}{_NOTE})*"
-_OTHERS = r"(?:\s*외\s*\d+\s*인?)?"
-_LINE_END = r"[ \t]*(?=\)|\n|$)"
-_LABEL = r"(?:【[^】\n]{0,20}】[ \t]*)?"
+# the lines that give them: names run to the end of the line (or of the parenthesis they stand in)
+_LINE_END, _LABEL = r"[ \t]*(?=\)|\n|$)", r"(?:【[^】\n]{0,20}】[ \t]*)?"
 _JUDGE = r"(?:대법원장|대법관|대법원판사|부장판사|군판사|판\s*사|재판장|주\s*심)"
 _COUNSEL = (
     r"(?<![가-힣])(?:변[ \t]*호[ \t]*인|(?:소송|신청|항고|상고)?대리인)[ \t]*(?:】)?[ \t]*"

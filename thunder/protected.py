@@ -89,8 +89,9 @@ class Protection:
         """Per character of ``text``: 0 outside protected text, 1 in text trimmable off a span's start only
         (procedural terms, protected words), 2 in text trimmable off either end."""
         flags = bytearray(len(text))
-        found = [(s.start, s.end, 1 if s.kind == _LEADING_ONLY else 2) for s in self.legal.find(text)] if self.legal else []
-        found += [(o.start, o.end, 2) for o in official_names(text, self.kept_officials)] if self.kept_officials else []
+        legal = self.legal.find(text) if self.legal else []
+        found = [(s.start, s.end, 1 if s.kind == _LEADING_ONLY else 2) for s in legal]
+        found += [(o.start, o.end, 2) for o in official_names(text, self.kept_officials)]
         for start, end, flag in found:
             for i in range(start, end):
                 flags[i] = max(flags[i], flag)

@@ -46,15 +46,16 @@ def predictions(deid, texts: list[str], cache: Path | None) -> list[TokenPredict
 
 def build(options: PipelineOptions, loaded: Deidentifier) -> Deidentifier:
     """The pipeline ``options`` describe around the model ``loaded`` already holds."""
-    fields = {f.name: getattr(options, f.name) for f in dataclasses.fields(options) if f.name not in ("model", "taxonomy")}
+    shared = ("model", "taxonomy")
+    fields = {f.name: getattr(options, f.name) for f in dataclasses.fields(options) if f.name not in shared}
     return Deidentifier(loaded.model, loaded.tokenizer, loaded.label_set, **fields)
 
 
 def row(name: str, report: EvaluationReport, structured_labels: set[str]) -> str:
-    tiers, sources = report.leaks_by_tier, report.over_redacted_by_source
+    tiers, sources = report.leaks_by_tier, report.replacements.by_source
     names = report.leaks_by_label.get("내국인이름")
     structured = sum(c.leaked for label, c in report.leaks_by_label.items() if label in structured_labels)
-    legal = report.legal_replaced
+    legal = report.replacements.legal_replaced
     return (
         f"| {name} | {_pct(report.leaks.rate)} ({report.leaks.leaked}) | {_pct(names.rate) if names else '–'} | "
         f"{_pct(tiers['quasi'].rate) if 'quasi' in tiers else '–'} | {structured} | {_pct(report.over_redaction)} | "
@@ -84,13 +85,15 @@ def main(argv: list[str] | None = None) -> int:
     base = PipelineOptions(model=args.model, threshold=args.threshold)
     model = base.build()
     taxonomy = model.taxonomy.with_alias_files(args.alias_files) if args.alias_files else model.taxonomy
-    documents = list(load_documents(args.data, taxonomy, seed=args.seed, mention_dirs=args.mention_dirs,
-                                    split=args.split, mentions=args.mentions, mention_holdout=args.mention_holdout))  # fmt: skip
+    loaded = load_documents(args.data, taxonomy, seed=args.seed, mention_dirs=args.mention_dirs, split=args.split,
+                            mentions=args.mentions, mention_holdout=args.mention_holdout)  # fmt: skip
+    documents = list(loaded)
     texts = [doc.text for doc in documents]
     structured = {label.name for name in CATALOGUE for label in taxonomy.filled_by(name)}
     cached = dict(zip(texts, predictions(model, texts, args.cache)))
-    print("| pipeline | leak all | names | quasi | structured leaked | over-redaction | model / propagated / officials "
-          "chars | statute refs replaced | procedural terms replaced | officials' names replaced | legal text replaced |")
+    print("| pipeline | leak all | names | quasi | structured leaked | over-redaction | model / propagated / officials"
+          " chars | statute refs replaced | procedural terms replaced | officials' names replaced"
+          " | legal text replaced |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     reports = {}
     for name, options in variants.items():
