@@ -185,6 +185,19 @@ def test_jsonl_errors_name_file_and_line(tmp_path: Path, taxonomy: Taxonomy) -> 
         list(ev.read_gold(data, taxonomy))
 
 
+def test_record_without_spans_is_a_judgment_without_identifiers(tmp_path: Path, taxonomy: Taxonomy) -> None:
+    """A published, already de-identified decision has no gold spans: every replaced character is over-redaction."""
+    text = "원고는 피고에게 010-1234-5678로 전화하였다."
+    data = _write_jsonl(tmp_path / "precedents.jsonl", [{"id": "2020다1", "text": text, "kind": "civil"}])
+    (doc,) = ev.read_jsonl(data, taxonomy)
+    assert (doc.doc_id, doc.text, doc.spans) == ("2020다1", text, ())
+    fake = FakeDeidentifier({text: [("010-1234-5678", "전화번호"), ("원고", NAME)]})
+    report = ev.evaluate(fake, [doc], taxonomy=taxonomy)
+    assert (report.over_redacted_chars, report.non_identifier_chars) == (15, len(text.replace(" ", "")))
+    assert report.over_redacted_texts == {"010-1234-5678": 1, "원고": 1}
+    assert (report.leaks.mentions, report.leaks.rate) == (0, None)
+
+
 STRUCTURED = [
     ("피고인은 피해자(주민등록번호 900101-1234568)에게 휴대전화(010-1234-5678)로 연락하였다.",
      [("900101-1234568", "주민등록번호"), ("010-1234-5678", "전화번호")]),
