@@ -40,7 +40,10 @@ def test_categories_cover_statutes_courts_procedure_and_published_names() -> Non
         from precedent_redaction import CATEGORIES, categories
     finally:
         sys.path.remove(str(TOOL.parent))
-    text = "피고인은 형법 제62조 제1항, 제62조의2에 따라 대구가정법원 안동지원에서 판결을 받았다.\n판사 이상균(재판장) 김유경"
+    text = (
+        "피고인은 형법 제62조 제1항, 제62조의2에 따라 대구가정법원 안동지원에서 판결을 받았다(갑 제3호증).\n"
+        "판사 이상균(재판장) 김유경"
+    )
     found = categories(text)
 
     def of(name: str) -> str:
@@ -50,4 +53,4 @@ def test_categories_cover_statutes_courts_procedure_and_published_names() -> Non
     assert of("court name") == "대구가정법원 안동지원"
     assert of("procedural term") == "피고인판사재판장"
     assert of("published official") == " 이상균() 김유경"
-    assert "판결을 받았다" in of("other")
+    assert "판결을 받았다(갑 제3호증)" in of("other")

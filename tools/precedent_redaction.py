@@ -32,7 +32,7 @@ from thunder.deid import DeidResult, PipelineOptions
 
 DATA = Path(__file__).resolve().parents[1] / "benchmarks" / "precedents" / "precedents.jsonl"
 CATEGORIES = ("statute reference", "court name", "procedural term", "published official", "other")
-_ARTICLE = r"제\s*\d+\s*(?:조|항|호|목)(?:\s*의\s*\d+)?"
+_ARTICLE = r"제\s*\d+\s*(?:조|항|호(?!증)|목)(?:\s*의\s*\d+)?"  # not an exhibit number (갑 제1호증)
 STATUTE = re.compile(
     rf"(?:[가-힣]+(?:법|법률|령|규칙)\s*)?{_ARTICLE}(?:\s*(?:,\s*)?(?:{_ARTICLE}|전단|후단|본문|단서))*"
 )
