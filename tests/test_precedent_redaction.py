@@ -3,25 +3,28 @@ and the recognizers alone (no model)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
-import subprocess
-import sys
 from pathlib import Path
 
+import pytest
+
 TOOL = Path(__file__).resolve().parents[1] / "tools" / "precedent_redaction.py"
+_SPEC = importlib.util.spec_from_file_location("precedent_redaction", TOOL)
+assert _SPEC is not None and _SPEC.loader is not None
+tool = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(tool)
 CIVIL = "【원 고】 원고\n원고는 피고에게 010-1234-5678로 전화하였다(민법 제750조).\n판사 김철수"
 CRIMINAL = "【피 고 인】 피고인\n피고인은 서울중앙지방법원에서 형법 제62조 제1항에 따라 집행유예를 선고받았다."
 
 
-def test_breakdown_by_source_kind_and_category(tmp_path: Path) -> None:
+def test_breakdown_by_source_kind_and_category(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = tmp_path / "precedents.jsonl"
     records = [{"id": "2020가단1", "kind": "civil", "text": CIVIL},
                {"id": "2020고단2", "kind": "criminal", "text": CRIMINAL}]  # fmt: skip
     data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     out = tmp_path / "figures.json"
-    done = subprocess.run([sys.executable, str(TOOL), "--data", str(data), "--json", str(out)],
-                          capture_output=True, text=True, check=False, timeout=300)  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
+    assert tool.main(["--data", str(data), "--json", str(out)]) == 0
     figures = json.loads(out.read_text(encoding="utf-8"))
     non_space = sum(not c.isspace() for c in CIVIL + CRIMINAL)
     assert figures["total"] == {"characters": len(CIVIL + CRIMINAL), "non_whitespace": non_space, "replaced": 13}
@@ -31,23 +34,18 @@ def test_breakdown_by_source_kind_and_category(tmp_path: Path) -> None:
     assert "replaced" not in figures["by_kind"]["criminal"]
     assert figures["by_category"]["other"] == {"phone_number": 13}
     assert figures["top_texts"] == [{"text": "010-1234-5678", "source": "phone_number", "count": 1}]
-    assert "| phone_number | 13 |" in done.stdout
+    assert "| phone_number | 13 |" in capsys.readouterr().out
 
 
 def test_categories_cover_statutes_courts_procedure_and_published_names() -> None:
-    sys.path.insert(0, str(TOOL.parent))
-    try:
-        from precedent_redaction import CATEGORIES, categories
-    finally:
-        sys.path.remove(str(TOOL.parent))
     text = (
         "피고인은 형법 제62조 제1항, 제62조의2에 따라 대구가정법원 안동지원에서 판결을 받았다(갑 제3호증).\n"
         "판사 이상균(재판장) 김유경"
     )
-    found = categories(text)
+    found = tool.categories(text)
 
     def of(name: str) -> str:
-        return "".join(c for c, k in zip(text, found) if CATEGORIES[k] == name)
+        return "".join(c for c, k in zip(text, found) if tool.CATEGORIES[k] == name)
 
     assert of("statute reference") == "형법 제62조 제1항, 제62조의2"
     assert of("court name") == "대구가정법원 안동지원"
