@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from thunder.taxonomy import LabelSet
 
 THRESHOLD = 0.5  # the decision threshold of a model that stores no operating point
-GROW_THRESHOLD = 0.1  # the low threshold of span growing (README, "Unseen mentions on the shared corpus")
+GROW_THRESHOLD = 0.1  # the low threshold of span growing (docs/results.md, "Unseen mentions: an honest test")
 
 
 def check_threshold(threshold: Any, name: str = "threshold") -> None:

@@ -102,7 +102,7 @@ class DeIdDataModule(LightningDataModule):
         head_nouns: ``inside``: spans cover whole mentions; ``corpus``: a generic head noun ending a mention
             (``래미안아파트`` under 아파트, ``강남역`` under 지하철역) stays outside its span for the quasi labels whose
             training documents mostly write it after the placeholder (``<<<아파트>>>E<<</아파트>>>아파트``), the
-            corpus's own convention (README: it did not train a better model).
+            corpus's own convention (docs/results.md: it did not train a better model).
         train_dirs: Explicit training directories (replace the train share of ``data_dir``).
         val_dirs: Explicit validation directories (replace the val share of ``data_dir``).
         test_dirs: Explicit test directories: any directory of annotated judgments can be a test set.
