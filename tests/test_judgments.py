@@ -15,7 +15,6 @@ from thunder.identifiers import CATALOGUE
 from thunder.mentions import DEMO_MENTIONS, MentionBank
 from thunder.particles import leading_particle
 from thunder.synthesis import SynthesizedDocument, Synthesizer, leftovers
-from thunder.taxonomy import Taxonomy
 
 KINDS = ("criminal", "civil", "family", "administrative")
 MIN_PER_KIND = 10

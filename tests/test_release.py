@@ -31,7 +31,6 @@ from thunder.release import (
     release_taxonomy,
 )
 from thunder.taxonomy import Taxonomy
-from thunder.tokenizer import ThunderTokenizer
 
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "snu-thunder-deid-release"
 TOKENIZER_32K = REFERENCE / "tokenizer" / "mecab_bpe_deid_32k"

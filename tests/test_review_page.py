@@ -180,10 +180,10 @@ def test_highlights_render_and_review_round_trip(page, tmp_path: Path) -> None:
     assert record["text"] == TEXT
     assert record["spans"] == [[s.start, s.end, s.label] for s in expected.spans]
     assert record["rejected"] == [[TEXT.index("010"), TEXT.index("010") + 13, "전화번호"]]
-    from thunder.evaluate import read_jsonl
+    from thunder.evaluate import read_gold
     from thunder.taxonomy import Taxonomy
 
-    (document,) = read_jsonl(gold, Taxonomy.load())
+    (document,) = read_gold(gold, Taxonomy.load())
     assert [document.text[s.start : s.end] for s in document.spans] == ["홍길동", "900101-1234568", "홍길동"]
 
 
