@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from thunder.evaluate import read_jsonl
+from thunder.evaluate import read_gold
 from thunder.taxonomy import Taxonomy
 
 DATA = Path(__file__).resolve().parents[1] / "benchmarks" / "precedents" / "precedents.jsonl"
@@ -46,6 +46,6 @@ def test_every_record_names_its_court_date_and_source(records: list[dict]) -> No
 
 
 def test_evaluate_reads_the_set_as_judgments_without_identifiers(records: list[dict]) -> None:
-    documents = list(read_jsonl(DATA, Taxonomy.load()))
+    documents = list(read_gold(DATA, Taxonomy.load()))
     assert [d.doc_id for d in documents] == [r["id"] for r in records]
     assert all(d.spans == () for d in documents)
