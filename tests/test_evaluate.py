@@ -133,7 +133,7 @@ def test_report_json_shape_and_table(hand_made: ev.EvaluationReport) -> None:
 def test_over_redaction_by_source_and_legal_text_replaced(tmp_path: Path, taxonomy: Taxonomy) -> None:
     text = "원심은 형법 제62조 제1항을 적용하였고, 원심의 판단에 잘못이 없다.\n판사 오현석"
     data = _write_jsonl(tmp_path / "published.jsonl", [{"id": "p-1", "text": text}])  # no spans: no identifiers
-    documents = list(ev.load_documents(data, taxonomy))
+    documents = list(ev.read_gold(data, taxonomy))
     assert documents[0].spans == ()
     fake = FakeDeidentifier({text: [("제62조", NAME), ("원심은", NAME, "model"), ("원심의", NAME, "propagated"),
                                     ("오현석", NAME, "officials")]})  # fmt: skip
@@ -189,7 +189,7 @@ def test_record_without_spans_is_a_judgment_without_identifiers(tmp_path: Path, 
     """A published, already de-identified decision has no gold spans: every replaced character is over-redaction."""
     text = "원고는 피고에게 010-1234-5678로 전화하였다."
     data = _write_jsonl(tmp_path / "precedents.jsonl", [{"id": "2020다1", "text": text, "kind": "civil"}])
-    (doc,) = ev.read_jsonl(data, taxonomy)
+    (doc,) = ev.read_gold(data, taxonomy)
     assert (doc.doc_id, doc.text, doc.spans) == ("2020다1", text, ())
     fake = FakeDeidentifier({text: [("010-1234-5678", "전화번호"), ("원고", NAME)]})
     report = ev.evaluate(fake, [doc], taxonomy=taxonomy)

@@ -24,8 +24,9 @@ from thunder.taxonomy import Taxonomy
 EXPECTED_GENERATORS = {
     "korean_name", "resident_number", "phone_number", "account_number", "card_number", "vehicle_plate",
     "address", "email", "url", "user_id", "age", "foreign_registration_number", "business_registration_number",
-    "passport_number", "driver_license_number", "bus_route",
+    "passport_number", "driver_license_number", "bus_route", "ip_address",
 }  # fmt: skip
+FALLBACK_ONLY = {"ip_address"}  # the packaged taxonomy gives IPv4 addresses its URL label
 
 
 def ctx(label: str, *occurrences: tuple[str, str]) -> MentionContext:
@@ -38,7 +39,7 @@ def draws(name: str, context: MentionContext, n: int = 200) -> list[str]:
 
 def test_generator_names_match_the_taxonomy_contract() -> None:
     named = {label.source.split(":", 1)[1] for label in Taxonomy.load().labels.values() if label.source != "list"}
-    assert set(GENERATORS) == EXPECTED_GENERATORS == named
+    assert set(GENERATORS) == EXPECTED_GENERATORS and named == EXPECTED_GENERATORS - FALLBACK_ONLY
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_GENERATORS))

@@ -21,6 +21,7 @@ import torch
 
 from thunder.annotation import iter_corpus
 from thunder.checkpoint import load_tokenizer
+from thunder.decoding import token_spans
 from thunder.release import (
     RELEASE_ALIASES,
     MappedLabelSet,
@@ -195,7 +196,7 @@ def test_mapped_label_set_merges_tags_of_one_label() -> None:
     mapping = {"호": "호실", "내국인이름": "내국인이름", "호실": "호실"}
     label_set = MappedLabelSet(taxonomy, list(mapping), mapping)
     assert label_set.names == ["O", "I-호", "I-내국인이름", "I-호실"]
-    assert label_set.decode([0, 1, 3, 2, 0]) == [(1, 3, "호실"), (3, 4, "내국인이름")]
+    assert token_spans([0, 1, 3, 2, 0], label_set) == [(1, 3, "호실"), (3, 4, "내국인이름")]
     assert label_set.inside_id("호실") == 3 and label_set.describe("호실").category == taxonomy.labels["호실"].category
     again = MappedLabelSet.from_dict(json.loads(json.dumps(label_set.to_dict())))
     assert again.names == label_set.names and again.mapping == label_set.mapping

@@ -145,7 +145,7 @@ def test_deid_endpoint(service) -> None:
     assert SECRET_PHONE not in data["text"] and "900101-1234568" not in data["text"]
     assert data["text"] == f"피고인 {SECRET_NAME}은 A로 전화하였고 주민등록번호는 B, 끝."
     first = data["spans"][0]
-    assert set(first) == {"start", "end", "text", "label", "category", "tier1", "placeholder", "score", "source"}
+    assert set(first) == {"start", "end", "text", "label", "category", "tier1", "placeholder", "score", "source", "origin"}
     assert SECRET_TEXT[first["start"] : first["end"]] == first["text"] == SECRET_PHONE
     status, data = post(url, "/v1/deid", {"text": SECRET_TEXT, "operator": "tag", "threshold": 0.3})
     assert status == 200 and "[전화번호]" in data["text"]

@@ -162,7 +162,7 @@ def write_onnx(directory: str | Path, precision: str = "int8") -> Path:
     if precision not in PRECISIONS:
         raise ValueError(f"ONNX precision must be one of {sorted(PRECISIONS)}, got {precision!r}")
     directory = Path(directory)
-    model, _, _ = load_exported(directory)
+    model = load_exported(directory).model
     target = directory / PRECISIONS[precision]
     with tempfile.TemporaryDirectory(dir=directory) as tmp:
         graph = Path(tmp) / "model.onnx"

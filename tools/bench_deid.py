@@ -266,7 +266,7 @@ def memory_child(name: str, export: Path, docs: list[str], args: argparse.Namesp
         deid = Deidentifier.from_pretrained(export, runtime="onnx")
         context = nullcontext
     else:
-        deid, _, context = build_runtimes([name], *load_exported(export), export, args.device)[name]
+        deid, _, context = build_runtimes([name], *load_exported(export)[:3], export, args.device)[name]
     deid.max_length, deid.stride, deid.batch_size = args.max_length, args.stride, 1
     with context():
         for doc in docs:
@@ -307,7 +307,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.model:
         from thunder.checkpoint import load_exported
 
-        models = [(args.model, lambda: load_exported(args.model))]
+        models = [(args.model, lambda: load_exported(args.model)[:3])]
     else:
         models = [(f"randomly initialised '{preset}' preset (untrained: speed only)",
                    lambda preset=preset: random_model(preset, texts, args.max_length))

@@ -50,7 +50,7 @@ def serve_child(args: argparse.Namespace) -> None:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    parts = load_exported(args.model) if args.model else random_model(args.preset, demo_documents(), 512)
+    parts = load_exported(args.model)[:3] if args.model else random_model(args.preset, demo_documents(), 512)
     with tempfile.TemporaryDirectory() as work:
         deidentifier = build_runtimes(args.runtimes, *parts, Path(work), "cpu", args.model)[args.runtimes[0]][0]
         deidentifier.batch_size = args.window_batch

@@ -17,8 +17,8 @@ _OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
 
 
 class IpAddress(PatternRecognizer):
-    """Four octets 0-255 joined by dots: 0.9 after a context word (IP, 아이피, 접속), 0.7 without one when they
-    hold 7 digits or more (``1.2.3.4`` alone may number a section)."""
+    """Four octets 0-255 joined by dots: 0.9 after a context word (IP, 아이피, 접속), 0.7 without one unless every
+    octet is a single digit (``1.2.3.4`` alone may number a section)."""
 
     name = NAME
     identifier = NAME
@@ -29,7 +29,7 @@ class IpAddress(PatternRecognizer):
     def score(self, match: re.Match, text: str) -> float:
         if self.near_context(text, match):
             return 0.9
-        return 0.7 if len(digits_of(match.group("id"))) >= 7 else 0
+        return 0.7 if len(digits_of(match.group("id"))) > 4 else 0
 
 
 def generate(rng: random.Random, context: MentionContext) -> str:
