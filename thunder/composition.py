@@ -531,10 +531,12 @@ _DOCUMENT_SLOTS = frozenset(
 
 
 def _amount(rng: random.Random, low: int, high: int, step: int) -> str:
+    """``12,340,000원``, or in 만 원 (``1,234만 원``, ``2억 3,000만 원``) when it is a whole number of them."""
     value = rng.randrange(low // step, high // step + 1) * step
-    if value % 10_000 == 0 and rng.random() < 0.4:
-        return f"{value // 10_000:,}만 원"
-    return f"{value:,}원"
+    if value % 10_000 or rng.random() < 0.6:
+        return f"{value:,}원"
+    eok, man = divmod(value // 10_000, 10_000)
+    return " ".join([f"{eok}억"] * bool(eok) + [f"{man:,}만"] * bool(man)) + " 원"
 
 
 def _article(rng: random.Random) -> str:
