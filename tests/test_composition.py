@@ -167,7 +167,7 @@ def test_synthesized_whole_judgments_have_statutes_outside_every_span(
         for start, end in references:
             assert not any(s.start < end and start < s.end for s in out.spans), out.text[start - 20 : end]
         kinds["statute" if references else "none"] += 1
-        judge = re.search(r"판사\s+(\S+)", out.text)
+        judge = re.search(r"(?:판사|대법관)\s+(\S+)", out.text)
         assert judge is None or not any(s.start <= judge.start(1) < s.end for s in out.spans)
     assert kinds["statute"] > 0.8 * len(documents)
 
@@ -176,8 +176,8 @@ def test_officials_can_be_identifiers(taxonomy: Taxonomy, documents: list[Annota
     composer = Composer(taxonomy, seed=0, officials=("judge", "prosecutor", "counsel"))
     for doc in documents[:30]:
         text = _markup(composer.compose(doc, 0))
-        assert not re.search(r"판사\s+[가-힣]", text)
-        assert re.search(r"판사\s+<<<내국인이름>>>[A-Z]+<<<", text)
+        assert not re.search(r"(?:판사|대법관)\s+[가-힣]", text)
+        assert re.search(r"(?:판사|대법관)\s+<<<내국인이름>>>[A-Z]+<<<", text)
     with pytest.raises(ValueError, match="officials"):
         Composer(taxonomy, officials=("clerk",))
 
