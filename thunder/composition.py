@@ -39,10 +39,20 @@ from thunder.identifiers.context import MentionContext
 from thunder.names import PersonNames
 from thunder.particles import fix_particle, leading_particle
 from thunder.regions import PROVINCES
-from thunder.synthesis import stable_seed
+from thunder.synthesis import SynthesizedDocument, Synthesizer, stable_seed
 from thunder.taxonomy import Label, Taxonomy, UnknownTagError
 
-__all__ = ["OFFICIALS", "ROLES", "SECTIONS", "Case", "Composer", "Section", "TemplateError", "load_cases"]
+__all__ = [
+    "OFFICIALS",
+    "ROLES",
+    "SECTIONS",
+    "Case",
+    "Composer",
+    "ComposingSynthesizer",
+    "Section",
+    "TemplateError",
+    "load_cases",
+]
 
 SECTIONS = Path(__file__).resolve().parent / "resources" / "sections"
 COMMON_FILE = "common.yaml"
@@ -319,6 +329,18 @@ class Composer:
         rng = random.Random(stable_seed("compose", self.seed, epoch, doc.doc_id))
         case = rng.choices(self.cases, self.weights)[0]
         return _Composition(self, case, doc, rng).document()
+
+
+@dataclass(frozen=True)
+class ComposingSynthesizer:
+    """A :class:`Synthesizer` that first composes the documents its :class:`Composer` picks into whole judgments;
+    called like one (``(doc, epoch) -> SynthesizedDocument``)."""
+
+    composer: Composer
+    synthesizer: Synthesizer
+
+    def __call__(self, doc: AnnotatedDocument, epoch: int = 0) -> SynthesizedDocument:
+        return self.synthesizer(self.composer(doc, epoch), epoch=epoch)
 
 
 @dataclass
