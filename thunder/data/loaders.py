@@ -19,6 +19,7 @@ from lightning.pytorch import LightningDataModule
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
 from thunder.annotation import AnnotatedDocument
+from thunder.composition import ComposingSynthesizer
 from thunder.synthesis import Synthesizer, stable_seed
 from thunder.tokenizer import ThunderTokenizer
 
@@ -34,7 +35,7 @@ class EpochDataset(Dataset):
     def __init__(
         self,
         items: Sequence[AnnotatedDocument | str],
-        synthesizer: Synthesizer | None,
+        synthesizer: Synthesizer | ComposingSynthesizer | None,
         tokenizer: ThunderTokenizer,
         epoch: int | None,
     ) -> None:

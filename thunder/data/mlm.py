@@ -20,6 +20,7 @@ from torch.utils.data import DataLoader
 
 from thunder.annotation import AnnotatedDocument
 from thunder.checkpoint import load_tokenizer
+from thunder.composition import ComposingSynthesizer
 from thunder.data.labels import IGNORE_INDEX, Example, TokenCollator
 from thunder.data.loaders import EpochDataset, evaluation_loader, training_loader
 from thunder.data.recipe import DEMO_TOKENIZER, Filler, Recipe, check_choice, check_inputs, check_positive
@@ -80,7 +81,7 @@ class MLMDataset(EpochDataset):
     def __init__(
         self,
         items: Sequence[AnnotatedDocument | str],
-        synthesizer: Synthesizer | None,
+        synthesizer: Synthesizer | ComposingSynthesizer | None,
         tokenizer: ThunderTokenizer,
         seed: int,
         probability: float = 0.15,
@@ -211,6 +212,8 @@ class MLMDataModule(LightningDataModule):
         split_seed: Seed of that split (and of the mention holdout).
         mention_holdout: Share of every mention list held back (as in :class:`DeIdDataModule`): pretraining draws
             only from the rest, so the unseen test mentions stay unseen.
+        compose: Share of the judgments composed into whole judgments every epoch (as in :class:`DeIdDataModule`),
+            so the encoder reads headers, evidence, statutes and signatures too.
         prepared_dir: Output of ``thunder data prepare`` (made with ``tokenizer``): train from its token shards
             instead (``data_dir``, ``text_paths`` and the judgments are not read). Batches are then ``batch_size``
             full blocks of ``max_length`` tokens, shuffled per epoch, distinct per rank and worker, resumable
@@ -239,11 +242,13 @@ class MLMDataModule(LightningDataModule):
         split_seed: int = 0,
         prepared_dir: str | None = None,
         mention_holdout: float = 0.0,
+        compose: float = 0.0,
     ) -> None:
         super().__init__()
         self.recipe = Recipe(
             data_dir=data_dir, mention_dirs=mention_dirs, taxonomy=taxonomy, alias_files=alias_files or (),
             split=split, split_seed=split_seed, mention_holdout=mention_holdout, seed=seed, replacement=replacement,
+            compose=compose,
         )  # fmt: skip
         check_choice("judgments", judgments, ("train", "all"))
         check_positive(batch_size=batch_size)
@@ -288,7 +293,7 @@ class MLMDataModule(LightningDataModule):
             self._setup_prepared()
             return
         items: list[AnnotatedDocument | str] = []
-        synthesizer: Synthesizer | None = None
+        synthesizer: Synthesizer | ComposingSynthesizer | None = None
         if self.use_judgments:
             filler = Filler(self.recipe, self.recipe.load_taxonomy())
             train_only = self.judgments == "train"

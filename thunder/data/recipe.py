@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from thunder.annotation import AnnotatedDocument
+from thunder.composition import Composer, ComposingSynthesizer
 from thunder.data.splits import SPLITS, check_split, read_corpus, split_documents
 from thunder.identifiers import CATALOGUE
 from thunder.mentions import DEMO_MENTIONS, MentionBank, MentionSource, load_generators
@@ -69,6 +70,10 @@ class Recipe:
         head_nouns: ``inside`` (spans cover whole mentions) or ``corpus`` (the training split's head-noun convention).
         seed: Seed of synthesis (every epoch of training, and the one filling of every other split).
         replacement: ``per_epoch`` re-samples training mentions every epoch; ``single`` keeps the epoch-0 ones.
+        compose: Share of training documents composed into whole judgments (:class:`thunder.composition.Composer`:
+            header, 주문, evidence, statutes, sentencing, signatures around the facts paragraph), drawn anew every
+            epoch; 0: facts paragraphs only. Every other filling (validation, test, ``thunder evaluate``) stays
+            uncomposed, so test figures compare across recipes.
         root: Directory relative paths are relative to; None: the current one.
     """
 
@@ -87,6 +92,7 @@ class Recipe:
     head_nouns: str = "inside"
     seed: int = 0
     replacement: str = "per_epoch"
+    compose: float = 0.0
     root: str | None = None
 
     def __post_init__(self) -> None:
@@ -102,6 +108,9 @@ class Recipe:
             raise ValueError(f"mention_holdout must be in [0, 1), got {self.mention_holdout}")
         if not 0 <= self.random_mentions <= 1:
             raise ValueError(f"random_mentions must be in [0, 1], got {self.random_mentions}")
+        if not 0 <= self.compose <= 1:
+            raise ValueError(f"compose must be in [0, 1], got {self.compose}")
+        object.__setattr__(self, "compose", float(self.compose))
         object.__setattr__(self, "mention_holdout", float(self.mention_holdout))
         object.__setattr__(self, "random_mentions", float(self.random_mentions))
         check_choice("replacement", self.replacement, REPLACEMENTS)
@@ -228,12 +237,16 @@ class Filler:
             self._banks[key] = with_random_mentions(bank, recipe.random_mentions) if key[1] else bank
         return self._banks[key]
 
-    def training_synthesizer(self) -> Synthesizer:
+    def training_synthesizer(self) -> Synthesizer | ComposingSynthesizer:
         """The synthesizer of the train split: mentions drawn afresh every epoch (``seed``, ``replacement``) from
-        the training part of the lists, with random mentions."""
+        the training part of the lists, with random mentions; the ``compose`` share of the documents (drawn every
+        epoch) composed into whole judgments first."""
         recipe = self.recipe
-        return Synthesizer(self.taxonomy, self.bank("train", noise=True), seed=recipe.seed,
-                           replacement=recipe.replacement, head_outside=self.head_outside())  # fmt: skip
+        synthesizer = Synthesizer(self.taxonomy, self.bank("train", noise=True), seed=recipe.seed,
+                                  replacement=recipe.replacement, head_outside=self.head_outside())  # fmt: skip
+        if recipe.compose == 0:
+            return synthesizer
+        return ComposingSynthesizer(Composer(self.taxonomy, seed=recipe.seed, share=recipe.compose), synthesizer)
 
     def synthesizer(self, part: str = "train", head_outside: frozenset[str] | None = None) -> Synthesizer:
         """The synthesizer of every other filling (validation, test, ``thunder evaluate``): one filling (``seed``,

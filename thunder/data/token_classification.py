@@ -15,6 +15,7 @@ from torch.utils.data import DataLoader
 
 from thunder.annotation import AnnotatedDocument
 from thunder.checkpoint import load_tokenizer
+from thunder.composition import ComposingSynthesizer
 from thunder.data.labels import Example, TokenCollator, token_labels, window_examples
 from thunder.data.loaders import EpochDataset, ResumableDataLoader, evaluation_loader, training_loader
 from thunder.data.recipe import DEMO_TOKENIZER, Filler, Recipe, check_choice, check_inputs, check_positive
@@ -25,7 +26,7 @@ from thunder.taxonomy import GRANULARITIES, SCHEMES, LabelSet
 from thunder.tokenizer import ThunderTokenizer, check_windows
 
 TEST_MENTIONS = ("seen", "unseen", "both")
-_RESUME_KEYS = ("seed", "replacement", "split", "split_seed", "mention_holdout", "random_mentions")
+_RESUME_KEYS = ("seed", "replacement", "split", "split_seed", "mention_holdout", "random_mentions", "compose")
 
 
 class TokenClassificationDataset(EpochDataset):
@@ -37,7 +38,7 @@ class TokenClassificationDataset(EpochDataset):
     def __init__(
         self,
         documents: Sequence[AnnotatedDocument],
-        synthesizer: Synthesizer,
+        synthesizer: Synthesizer | ComposingSynthesizer,
         tokenizer: ThunderTokenizer,
         label_set: LabelSet,
         max_length: int,
@@ -99,6 +100,9 @@ class DeIdDataModule(LightningDataModule):
             logged as ``test/seen/...`` and ``test/unseen/...``); default ``both`` with a holdout, else ``seen``.
         random_mentions: Share of training mentions replaced by random strings of their shape (structured
             identifiers excepted), so that the context is the only cue.
+        compose: Share of training documents composed into whole judgments every epoch (header, 주문, evidence,
+            statutes, sentencing and signatures around the facts paragraph, :mod:`thunder.composition`); their
+            windows overlap like any long document's. Validation and test stay facts paragraphs.
         head_nouns: ``inside``: spans cover whole mentions; ``corpus``: a generic head noun ending a mention
             (``래미안아파트`` under 아파트, ``강남역`` under 지하철역) stays outside its span for the quasi labels whose
             training documents mostly write it after the placeholder (``<<<아파트>>>E<<</아파트>>>아파트``), the
@@ -131,6 +135,7 @@ class DeIdDataModule(LightningDataModule):
         mention_holdout: float = 0.0,
         test_mentions: Literal["seen", "unseen", "both"] | None = None,
         random_mentions: float = 0.0,
+        compose: float = 0.0,
         head_nouns: Literal["inside", "corpus"] = "inside",
         train_dirs: list[str] | None = None,
         val_dirs: list[str] | None = None,
@@ -143,7 +148,7 @@ class DeIdDataModule(LightningDataModule):
             data_dir=data_dir, train_dirs=train_dirs, val_dirs=val_dirs, test_dirs=test_dirs,
             mention_dirs=mention_dirs, taxonomy=taxonomy, alias_files=alias_files or (), generators=generators,
             split=split, split_seed=split_seed, mention_holdout=mention_holdout, random_mentions=random_mentions,
-            head_nouns=head_nouns, seed=seed, replacement=replacement,
+            head_nouns=head_nouns, seed=seed, replacement=replacement, compose=compose,
         )  # fmt: skip
         test_mentions = test_mentions or ("both" if mention_holdout > 0 else "seen")
         check_choice("test_mentions", test_mentions, TEST_MENTIONS)
@@ -195,8 +200,8 @@ class DeIdDataModule(LightningDataModule):
         """Labels whose head nouns stay outside spans (``head_nouns``), read once from the training documents."""
         return self.filler.head_outside()
 
-    def synthesizer(self, split: str, part: str = "train") -> Synthesizer:
-        """The synthesizer of a split: training re-fills every epoch; validation and test are filled once, from the
+    def synthesizer(self, split: str, part: str = "train") -> Synthesizer | ComposingSynthesizer:
+        """The synthesizer of a split: training re-fills (and composes the ``compose`` share) every epoch; validation and test are filled once, from the
         ``part`` of the mention lists (``heldout``: the unseen test set)."""
         check_choice("split", split, SPLITS)
         return self.filler.training_synthesizer() if split == "train" else self.filler.synthesizer(part)
