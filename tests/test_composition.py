@@ -11,18 +11,13 @@ import pytest
 
 from thunder.annotation import AnnotatedDocument, iter_corpus, parse_annotated
 from thunder.composition import SECTIONS, Composer, TemplateError, load_cases
+from thunder.data import DEMO_CORPUS
 from thunder.mentions import DEMO_MENTIONS, MentionBank, MentionContext
 from thunder.particles import agrees
 from thunder.synthesis import Synthesizer, leftovers
 from thunder.taxonomy import Taxonomy
 
-DEMO_CORPUS = Path(__file__).resolve().parents[1] / "thunder" / "resources" / "demo" / "annotated"
 STATUTE = re.compile(r"제\d+조(?:의\d+)?")
-
-
-@pytest.fixture(scope="module")
-def taxonomy() -> Taxonomy:
-    return Taxonomy.load(None)
 
 
 @pytest.fixture(scope="module")

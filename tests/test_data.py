@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -22,6 +23,7 @@ from thunder.data import (
     EpochSampler,
     MLMDataModule,
     PackingCollator,
+    Recipe,
     ResumableDataLoader,
     TokenCollator,
     mask_tokens,
@@ -471,6 +473,7 @@ def test_head_nouns_follow_the_training_documents() -> None:
         ({"replacement": "never"}, "replacement"),
         ({"batch_size": 0}, "batch_size"),
         ({"head_nouns": "outside"}, "head_nouns"),
+        ({"compose": 1.5}, "compose"),
     ],
 )
 def test_bad_config_values_are_rejected(options: dict, message: str) -> None:
@@ -499,6 +502,80 @@ def test_checkpoint_state_rejects_another_label_set() -> None:
         DeIdDataModule(granularity="category", seed=5).load_state_dict(state)
     with pytest.raises(ValueError, match="granularity"):
         DeIdDataModule(granularity="binary").load_state_dict(state)
+
+
+# ----------------------------------------------------------------------------------------------- whole judgments
+
+STATUTE = re.compile(r"제\d+조(?:의\d+)?(?: 제\d+항)?(?: 제\d+호)?")
+RRN = re.compile(r"\d{6}-\d{7}")
+JUDGE = re.compile(r"(?:판사|재판장|대법관)\s+([가-힣]{2,4})")
+
+
+def tags_over(labels: list[tuple[tuple[int, int], int]], start: int, end: int) -> set[int]:
+    """The tag ids of the tokens (``((start, end), tag)``) that overlap ``[start, end)``."""
+    return {tag for (a, b), tag in labels if a < end and start < b}
+
+
+def test_composed_training_documents_label_identifiers_and_never_legal_text(tokenizer_dir: Path) -> None:
+    module = datamodule(tokenizer_dir, compose=0.5)
+    train = module.datasets["train"]
+    composer = train.synthesizer.composer
+    composed = statutes = rrns = judges = 0
+    for epoch in (0, 1):
+        for index, doc in enumerate(train.items):
+            out = train.synthesize(index, epoch)
+            if not composer.picks(doc.doc_id, epoch):
+                assert len(out.text) < len(doc.text) * 2
+                continue
+            composed += 1
+            offsets = module.tokenizer.encode(out.text).offsets
+            labels = list(zip(offsets, token_labels(offsets, out.spans, module.label_set)))
+            for match in STATUTE.finditer(out.text):
+                statutes += 1
+                assert tags_over(labels, *match.span()) == {0}, out.text[match.start() - 20 : match.end()]
+            for match in RRN.finditer(out.text):
+                rrns += 1
+                assert 0 not in tags_over(labels, *match.span()), match.group()
+            for match in JUDGE.finditer(out.text):
+                judges += 1
+                assert tags_over(labels, *match.span(1)) == {0}, match.group()
+            windows = train[(epoch, index)]
+            assert len(windows) > 1  # longer than one 64-token window: the overlapping-window path
+            assert sum(tag > 0 for w in windows for tag in w["labels"]) >= sum(tag > 0 for _, tag in labels)
+    assert 0.3 * 2 * len(train) < composed < 0.7 * 2 * len(train)
+    assert statutes > composed and rrns and judges
+
+
+def test_composition_is_fixed_by_seed_and_epoch_and_only_in_training(tokenizer_dir: Path) -> None:
+    module, again = datamodule(tokenizer_dir, compose=0.5), datamodule(tokenizer_dir, compose=0.5)
+    plain, other_seed = datamodule(tokenizer_dir), datamodule(tokenizer_dir, compose=0.5, seed=1)
+    train = module.datasets["train"]
+    count = len(train)
+    assert [train[(2, i)] for i in range(count)] == [again.datasets["train"][(2, i)] for i in range(count)]
+    picked = {epoch: [train.synthesizer.composer.picks(doc.doc_id, epoch) for doc in train.items] for epoch in (0, 1)}
+    assert picked[0] != picked[1] and any(picked[0]) and not all(picked[0])
+    texts = {i: train.synthesize(i, 0).text for i in range(count) if not picked[0][i]}
+    assert texts == {i: plain.datasets["train"].synthesize(i, 0).text for i in texts}  # the rest as without
+    assert [train.synthesize(i, 0).text for i in range(count)] != [
+        other_seed.datasets["train"].synthesize(i, 0).text for i in range(count)
+    ]
+    for name in ("val", "test"):  # evaluation fills facts paragraphs, as a recipe without compose
+        ours, theirs = module.datasets[name], plain.datasets[name]
+        assert [ours.synthesize(i) for i in range(len(ours))] == [theirs.synthesize(i) for i in range(len(theirs))]
+    stored = module.state_dict()
+    assert stored["compose"] == 0.5 and Recipe.from_dict(stored["recipe"]).compose == 0.5
+    with pytest.warns(UserWarning, match="compose"):
+        plain.load_state_dict(stored)
+
+
+def test_mlm_pretraining_reads_whole_judgments_too(tokenizer_dir: Path) -> None:
+    module = MLMDataModule(tokenizer=str(tokenizer_dir), max_length=64, val_fraction=0.0, compose=1.0)
+    module.setup("fit")
+    train = module.datasets["train"]
+    for index in range(5):
+        text = train.text(index, 1)
+        assert len(text) > len(train.items[index].text) + 200 and JUDGE.search(text) and "<<<" not in text
+        assert text == train.text(index, 1) != train.text(index, 2)
 
 
 # ----------------------------------------------------------------------------------------------- MLM

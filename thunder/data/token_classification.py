@@ -201,8 +201,9 @@ class DeIdDataModule(LightningDataModule):
         return self.filler.head_outside()
 
     def synthesizer(self, split: str, part: str = "train") -> Synthesizer | ComposingSynthesizer:
-        """The synthesizer of a split: training re-fills (and composes the ``compose`` share) every epoch; validation and test are filled once, from the
-        ``part`` of the mention lists (``heldout``: the unseen test set)."""
+        """The synthesizer of a split: training re-fills (and composes the ``compose`` share) every epoch;
+        validation and test are filled once, from the ``part`` of the mention lists (``heldout``: the unseen test
+        set)."""
         check_choice("split", split, SPLITS)
         return self.filler.training_synthesizer() if split == "train" else self.filler.synthesizer(part)
 
