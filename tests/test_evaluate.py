@@ -13,6 +13,8 @@ import pytest
 from thunder import evaluate as ev
 from thunder.cli import main
 from thunder.data import Recipe
+from thunder.evaluation_report import EvaluationReport
+from thunder.gold import load_documents, read_gold
 from thunder.recognizers import RECOGNIZERS, Recognizer, ScoredSpan
 from thunder.synthesis import EntitySpan, SynthesizedDocument
 from thunder.taxonomy import LabelSet, Taxonomy
@@ -59,7 +61,7 @@ class FakeDeidentifier:
 
 
 @pytest.fixture()
-def hand_made(taxonomy: Taxonomy) -> ev.EvaluationReport:
+def hand_made(taxonomy: Taxonomy) -> EvaluationReport:
     """김철수 replaced (correct), 이영희 partly replaced and mistyped (partial leak), 행복 missed (full leak),
     "피해자" replaced though it is no identifier (over-redaction)."""
     assert taxonomy.labels[NAME].tier1 == "direct" and taxonomy.labels[PLACE].tier1 == "quasi"
@@ -68,7 +70,7 @@ def hand_made(taxonomy: Taxonomy) -> ev.EvaluationReport:
     return ev.evaluate(fake, [doc], taxonomy=taxonomy, granularity="label")
 
 
-def test_full_and_partial_leaks_count_a_correct_redaction_does_not(hand_made: ev.EvaluationReport) -> None:
+def test_full_and_partial_leaks_count_a_correct_redaction_does_not(hand_made: EvaluationReport) -> None:
     assert (hand_made.leaks.mentions, hand_made.leaks.leaked, hand_made.leaks.partial) == (3, 2, 1)
     leaked = {m.text: m for m in hand_made.leaked}
     assert set(leaked) == {"이영희", "행복"}
@@ -78,7 +80,7 @@ def test_full_and_partial_leaks_count_a_correct_redaction_does_not(hand_made: ev
     assert leaked["행복"].left == TEXT[: TEXT.index("행복")] and leaked["행복"].right.startswith("아파트에서")
 
 
-def test_breakdown_by_tier_category_and_label(hand_made: ev.EvaluationReport, taxonomy: Taxonomy) -> None:
+def test_breakdown_by_tier_category_and_label(hand_made: EvaluationReport, taxonomy: Taxonomy) -> None:
     direct, quasi = hand_made.leaks_by_tier["direct"], hand_made.leaks_by_tier["quasi"]
     assert (direct.mentions, direct.leaked, direct.rate) == (2, 1, 0.5)
     assert (quasi.mentions, quasi.leaked, quasi.rate) == (1, 1, 1.0)
@@ -89,7 +91,7 @@ def test_breakdown_by_tier_category_and_label(hand_made: ev.EvaluationReport, ta
     assert hand_made.leaks_by_label[NAME].mentions == 2
 
 
-def test_over_redaction_counts_replaced_non_identifier_characters(hand_made: ev.EvaluationReport) -> None:
+def test_over_redaction_counts_replaced_non_identifier_characters(hand_made: EvaluationReport) -> None:
     non_identifier = len(TEXT.replace(" ", "")) - sum(len(m) for m in SPANS)
     assert hand_made.non_identifier_chars == non_identifier
     assert hand_made.over_redacted_chars == len("피해자")
@@ -99,7 +101,7 @@ def test_over_redaction_counts_replaced_non_identifier_characters(hand_made: ev.
     assert "- '피해자' × 1" in hand_made.format(show_leaks=True)
 
 
-def test_token_metrics_binary_and_micro(hand_made: ev.EvaluationReport) -> None:
+def test_token_metrics_binary_and_micro(hand_made: EvaluationReport) -> None:
     # one token per non-whitespace character: gold 8 identifier chars; predicted 김철수 (right), 이영 (wrong type),
     # 피해자 (not an identifier)
     assert hand_made.tokenization == ev.CHAR_TOKENIZATION
@@ -115,7 +117,7 @@ def test_whitespace_inside_a_mention_is_not_a_leak(taxonomy: Taxonomy) -> None:
     assert report.leaks.leaked == 0 and report.over_redacted_chars == 0
 
 
-def test_report_json_shape_and_table(hand_made: ev.EvaluationReport) -> None:
+def test_report_json_shape_and_table(hand_made: EvaluationReport) -> None:
     data = json.loads(json.dumps(hand_made.to_dict(), ensure_ascii=False))
     assert set(data) >= {"meta", "documents", "token_metrics", "leaks", "over_redaction", "leaked_mentions"}
     assert data["leaks"]["by_tier1"]["direct"]["leaked"] == 1
@@ -133,7 +135,7 @@ def test_report_json_shape_and_table(hand_made: ev.EvaluationReport) -> None:
 def test_over_redaction_by_source_and_legal_text_replaced(tmp_path: Path, taxonomy: Taxonomy) -> None:
     text = "원심은 형법 제62조 제1항을 적용하였고, 원심의 판단에 잘못이 없다.\n판사 오현석"
     data = _write_jsonl(tmp_path / "published.jsonl", [{"id": "p-1", "text": text}])  # no spans: no identifiers
-    documents = list(ev.read_gold(data, taxonomy))
+    documents = list(read_gold(data, taxonomy))
     assert documents[0].spans == ()
     fake = FakeDeidentifier({text: [("제62조", NAME), ("원심은", NAME, "model"), ("원심의", NAME, "propagated"),
                                     ("오현석", NAME, "officials")]})  # fmt: skip
@@ -182,14 +184,14 @@ def test_jsonl_errors_name_file_and_line(tmp_path: Path, taxonomy: Taxonomy) -> 
     records = [{"text": "abc", "spans": []}, {"text": "abc", "spans": [[1, 9, NAME]]}]
     data = _write_jsonl(tmp_path / "bad.jsonl", records)
     with pytest.raises(ValueError, match=r"bad\.jsonl:2: span 0"):
-        list(ev.read_gold(data, taxonomy))
+        list(read_gold(data, taxonomy))
 
 
 def test_record_without_spans_is_a_judgment_without_identifiers(tmp_path: Path, taxonomy: Taxonomy) -> None:
     """A published, already de-identified decision has no gold spans: every replaced character is over-redaction."""
     text = "원고는 피고에게 010-1234-5678로 전화하였다."
     data = _write_jsonl(tmp_path / "precedents.jsonl", [{"id": "2020다1", "text": text, "kind": "civil"}])
-    (doc,) = ev.read_gold(data, taxonomy)
+    (doc,) = read_gold(data, taxonomy)
     assert (doc.doc_id, doc.text, doc.spans) == ("2020다1", text, ())
     fake = FakeDeidentifier({text: [("010-1234-5678", "전화번호"), ("원고", NAME)]})
     report = ev.evaluate(fake, [doc], taxonomy=taxonomy)
@@ -258,21 +260,21 @@ def test_evaluate_runs_a_custom_recognizer_and_operator_as_deid_would(tmp_path: 
 
 def test_head_nouns_choose_the_gold_convention(taxonomy: Taxonomy) -> None:
     """The same filling under both conventions; ``corpus`` gold leaves out head nouns that ``inside`` covers."""
-    corpus = list(ev.load_documents(Recipe(head_nouns="corpus"), taxonomy, split="test"))
-    inside = list(ev.load_documents(Recipe(), taxonomy, split="test"))
+    corpus = list(load_documents(Recipe(head_nouns="corpus"), taxonomy, split="test"))
+    inside = list(load_documents(Recipe(), taxonomy, split="test"))
     assert [d.text for d in corpus] == [d.text for d in inside]
     pairs = [(a, b) for x, y in zip(corpus, inside) for a, b in zip(x.spans, y.spans)]
     assert all(a.start == b.start and a.end <= b.end for a, b in pairs)
     assert any(a.end < b.end for a, b in pairs)
     with pytest.raises(ValueError, match="head_nouns"):
-        ev.load_documents(Recipe(head_nouns="outside"), taxonomy)
+        load_documents(Recipe(head_nouns="outside"), taxonomy)
 
 
 def test_annotated_directory_is_synthesized_reproducibly(taxonomy: Taxonomy) -> None:
-    docs = list(ev.load_documents(Recipe(seed=3), taxonomy, limit=5))
+    docs = list(load_documents(Recipe(seed=3), taxonomy, limit=5))
     assert len(docs) == 5 and all(doc.spans for doc in docs)
-    assert [d.text for d in ev.load_documents(Recipe(seed=3), taxonomy, limit=5)] == [d.text for d in docs]
-    assert [d.text for d in ev.load_documents(Recipe(seed=4), taxonomy, limit=5)] != [d.text for d in docs]
+    assert [d.text for d in load_documents(Recipe(seed=3), taxonomy, limit=5)] == [d.text for d in docs]
+    assert [d.text for d in load_documents(Recipe(seed=4), taxonomy, limit=5)] != [d.text for d in docs]
 
     gold = {d.text: d.spans for d in docs}
     perfect = ev.evaluate(lambda text: FakeResult(text, gold[text]), docs, taxonomy=taxonomy)
@@ -289,7 +291,7 @@ def test_split_selects_the_training_test_split(taxonomy: Taxonomy) -> None:
     from thunder.data import DEMO_CORPUS, read_corpus, split_documents
 
     expected = split_documents(read_corpus([DEMO_CORPUS]), (0.8, 0.1, 0.1), 0)["test"]
-    docs = list(ev.load_documents(Recipe(data_dir=str(DEMO_CORPUS)), taxonomy, split="test"))
+    docs = list(load_documents(Recipe(data_dir=str(DEMO_CORPUS)), taxonomy, split="test"))
     assert [d.doc_id for d in docs] == [d.doc_id for d in expected]
 
 
@@ -324,11 +326,11 @@ def test_partial_leak_keeps_the_surviving_words(taxonomy: Taxonomy) -> None:
 def test_jsonl_labels_resolve_through_the_taxonomy(tmp_path: Path, taxonomy: Taxonomy) -> None:
     text = "서울 강남구 역삼동 1"
     data = _write_jsonl(tmp_path / "alias.jsonl", [{"text": text, "spans": [[7, 12, "구이하주소"]]}])
-    (doc,) = ev.read_gold(data, taxonomy)
+    (doc,) = read_gold(data, taxonomy)
     assert doc.doc_id == "alias:1" and doc.spans[0].label == "구아래주소"
     bad = _write_jsonl(tmp_path / "unknown.jsonl", [{"text": text, "spans": [[0, 2, "없는라벨이다"]]}])
     with pytest.raises(ValueError, match=r"unknown\.jsonl:1: .*없는라벨이다"):
-        list(ev.read_gold(bad, taxonomy))
+        list(read_gold(bad, taxonomy))
 
 
 def test_untrained_model_runs_through_the_harness(tmp_path: Path, taxonomy: Taxonomy) -> None:
@@ -337,7 +339,7 @@ def test_untrained_model_runs_through_the_harness(tmp_path: Path, taxonomy: Taxo
     from thunder.models import TokenClassifier
     from thunder.tokenizer import ThunderTokenizer
 
-    docs = list(ev.load_documents(Recipe(), taxonomy, limit=3))
+    docs = list(load_documents(Recipe(), taxonomy, limit=3))
     ThunderTokenizer.train([d.text for d in docs], vocab_size=300).save_pretrained(tmp_path / "tok")
     tokenizer = ThunderTokenizer.from_pretrained(tmp_path / "tok")
     label_set = LabelSet(taxonomy, granularity="category", scheme="BIO")
@@ -359,7 +361,7 @@ def test_recognizers_leak_no_structured_identifier_on_the_shared_test_split(shar
     taxonomy = Taxonomy.load(alias_files=[shared_corpus / "tag_aliases.json"])
     mentions = [shared_corpus / "mentions", shared_corpus / "mentions-llm"]
     recipe = Recipe(data_dir=str(shared_corpus / "annotated"), mention_dirs=mentions)
-    docs = ev.load_documents(recipe, taxonomy, split="test")
+    docs = load_documents(recipe, taxonomy, split="test")
     report = ev.evaluate(None, docs, taxonomy=taxonomy)
     structured = {k: v for k, v in report.leaks_by_label.items() if k in STRUCTURED_LABELS}
     assert sum(v.mentions for v in structured.values()) > 50

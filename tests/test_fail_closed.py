@@ -675,10 +675,10 @@ def test_validate_refuses_a_pickled_ckpt_path_in_one_line(tmp_path: Path, capsys
 
 def test_documents_of_any_size_reach_mecab_in_parts(tmp_path: Path, export: Path, monkeypatch) -> None:
     """Mecab refuses a text of some megabytes ("too long sentence"): every call gets at most MECAB_CHARS."""
-    import thunder.tokenizer as tokenizer
+    import thunder.morphemes as morphemes
 
-    monkeypatch.setattr(tokenizer, "MECAB_CHARS", 500)
-    real, sizes = tokenizer._tagger(), []
+    monkeypatch.setattr(morphemes, "MECAB_CHARS", 500)
+    real, sizes = morphemes._tagger(), []
 
     class Refusing:  # Mecab with a limit of MECAB_CHARS characters
         def parse(self, text: str) -> str | None:
@@ -688,7 +688,7 @@ def test_documents_of_any_size_reach_mecab_in_parts(tmp_path: Path, export: Path
         def what(self) -> str:
             return "too long sentence."
 
-    monkeypatch.setattr(tokenizer, "_tagger", Refusing)
+    monkeypatch.setattr(morphemes, "_tagger", Refusing)
     text = (FILLER_LINE * 40 + "연락처 010-1234-5678로 전화하였다.\n") * 3 + " " * 70_000 + "끝."
     source = _tree(tmp_path, {"big.txt": text}) / "big.txt"
     assert deid("--model", str(export), str(source), "--out", str(tmp_path / "out")) == (0, "")
@@ -702,7 +702,7 @@ FILLER_LINE = "피고인은 2021. 3. 4. 서울중앙지방법원에서 재판을
 
 @pytest.mark.slow
 def test_a_document_mecab_refuses_whole_is_tokenized_in_parts() -> None:
-    from thunder.tokenizer import _tagger, morpheme_pieces
+    from thunder.morphemes import _tagger, morpheme_pieces
 
     text = (FILLER_LINE * 20 + "\n") * 25_000  # about 17 MB: more than one Mecab call takes
     assert _tagger().parse(text) is None and "too long sentence" in _tagger().what()

@@ -109,15 +109,15 @@ def test_batched_windows_give_the_one_by_one_predictions(export: Path) -> None:
 def test_mecab_runs_once_per_document_and_gives_the_same_spans(
     export: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import thunder.tokenizer as tokenizer_module
+    import thunder.morphemes as morphemes
 
     deid = Deidentifier.from_pretrained(export, runtime="torch")
     docs = demo_documents()[:8]
     predictions = deid.predict_tokens(docs)
     again = [TokenPredictions(p.offsets, p.tags, p.scores) for p in predictions]  # no pieces: Mecab runs again
     calls = []
-    real = tokenizer_module._parse
-    monkeypatch.setattr(tokenizer_module, "_parse", lambda text: calls.append(text) or real(text))
+    real = morphemes._parse
+    monkeypatch.setattr(morphemes, "_parse", lambda text: calls.append(text) or real(text))
     with_pieces = [replaced(deid.finish(d, p)) for d, p in zip(docs, predictions)]
     assert calls == []
     assert with_pieces == [replaced(deid.finish(d, p)) for d, p in zip(docs, again)]

@@ -10,7 +10,8 @@ import pytest
 
 from thunder.annotation import AnnotatedDocument, read_annotated
 from thunder.data import Recipe
-from thunder.evaluate import evaluate, load_documents
+from thunder.evaluate import evaluate
+from thunder.gold import load_documents
 from thunder.identifiers import CATALOGUE
 from thunder.mentions import DEMO_MENTIONS, MentionBank
 from thunder.particles import leading_particle

@@ -12,7 +12,7 @@ from lightning.pytorch import LightningDataModule
 from thunder.checkpoint import stored_recipe
 from thunder.commands.evaluate import RecipeOptions
 from thunder.data import DEMO_CORPUS, DeIdDataModule, MLMDataModule, Recipe
-from thunder.evaluate import load_documents
+from thunder.gold import load_documents
 from thunder.mentions import DEMO_MENTIONS
 
 NAMES = {"내국인이름": {"class_path": "thunder.names.PersonNames", "init_args": {"any_syllable": 0.2}}}

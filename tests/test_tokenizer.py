@@ -11,13 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from thunder.commands.tokenizer import train_command
-from thunder.tokenizer import (
-    SPECIAL_TOKENS,
-    ThunderTokenizer,
-    morpheme_pieces,
-    morpheme_split,
-    window_ranges,
-)
+from thunder.morphemes import morpheme_pieces, morpheme_split
+from thunder.tokenizer import SPECIAL_TOKENS, ThunderTokenizer, window_ranges
 
 SENTENCES = [
     "피고인 홍길동이 2021. 3. 4. 서울중앙지방법원에서 징역 1년을 선고받았다.",
@@ -114,7 +109,7 @@ def test_inflected_forms_stay_whole_when_their_parts_do_not_spell_the_surface() 
 def test_unexpected_mecab_output_falls_back_to_an_exact_partition(
     tokenizer: ThunderTokenizer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import thunder.tokenizer as module
+    import thunder.morphemes as module
 
     real = module._parse
 
@@ -185,7 +180,7 @@ def test_batch_alignment_equals_one_document_at_a_time(tokenizer: ThunderTokeniz
 def test_one_unexpected_document_does_not_change_the_others(
     tokenizer: ThunderTokenizer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import thunder.tokenizer as module
+    import thunder.morphemes as module
 
     expected = [tokenizer.encode(text) for text in SENTENCES]
     real = module._parse

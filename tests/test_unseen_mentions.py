@@ -16,7 +16,7 @@ from lightning.pytorch.loggers import TensorBoardLogger
 from thunder.commands.evaluate import RecipeOptions, evaluate_command
 from thunder.data import DeIdDataModule, MLMDataModule, Recipe
 from thunder.deid import PipelineOptions
-from thunder.evaluate import load_documents
+from thunder.gold import load_documents
 from thunder.mentions import (
     DEMO_MENTIONS,
     GENERATORS,

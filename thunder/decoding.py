@@ -29,8 +29,8 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from thunder.identifiers.base import ScoredSpan
+from thunder.morphemes import morpheme_pieces
 from thunder.particles import trailing_particle
-from thunder.tokenizer import morpheme_pieces
 
 if TYPE_CHECKING:
     from torch import Tensor

@@ -25,9 +25,10 @@ searching the output text):
   (``tokenization: "chars"``). Only figures with the same tokenization are comparable. The predictions are the
   pipeline's final replaced spans (model ∪ recognizers, widened and propagated), not raw model tags.
 
-Input: the annotated judgments of a training recipe (:class:`~thunder.data.Recipe`, optionally only the ``--split``
-that training held out), filled once as the data module fills its test set, or a JSONL file of
-``{"text": ..., "spans": [[start, end, label], ...], "id": ...}``. Examples::
+Input (:mod:`thunder.gold`): the annotated judgments of a training recipe (:class:`~thunder.data.Recipe`, optionally
+only the ``--split`` that training held out), filled once as the data module fills its test set, or a JSONL file of
+``{"text": ..., "spans": [[start, end, label], ...], "id": ...}``. The report and its tables:
+:mod:`thunder.evaluation_report`. Examples::
 
     thunder evaluate --recognizers_only true                # the no-model baseline on the packaged demo corpus
     thunder evaluate --model runs/small/finetune/checkpoints/last.ckpt --split test --mentions both   # its recipe
@@ -40,288 +41,33 @@ import itertools
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
 import torch
 
-from thunder.data import SPLITS, Filler, Recipe, read_corpus
 from thunder.deid import DeidResult, Deidentifier
-from thunder.legal import KINDS, LegalText, official_names
+from thunder.evaluation_report import (
+    LEGAL_KINDS,
+    OFFICIAL_NAME,
+    EvaluationReport,
+    LeakCount,
+    LeakedMention,
+    Replacements,
+    Scores,
+)
+from thunder.legal import LegalText, official_names
 from thunder.metrics import TokenMetrics
-from thunder.sources import jsonl_records
-from thunder.synthesis import EntitySpan, SynthesizedDocument
-from thunder.taxonomy import BINARY_TYPE, GRANULARITIES, Label, Taxonomy, UnknownTagError
+from thunder.synthesis import SynthesizedDocument
+from thunder.taxonomy import BINARY_TYPE, GRANULARITIES, Label, Taxonomy
 
 CHAR_TOKENIZATION = "chars"
-OVER_REDACTED_SHOWN = 30  # over-redacted texts listed with --show_leaks
-OFFICIAL_NAME = "official name"  # the kind of legal text of a published official's name
-LEGAL_KINDS = (*KINDS, OFFICIAL_NAME)
 
 
 class TokenizerLike(Protocol):
     """Anything with ``encode(text).offsets`` (a :class:`~thunder.tokenizer.ThunderTokenizer`)."""
 
     def encode(self, text: str) -> Any: ...
-
-
-# ----------------------------------------------------------------------------------------- results
-
-
-@dataclass(frozen=True)
-class Scores:
-    """Precision, recall and F1 (0.0 where undefined)."""
-
-    precision: float
-    recall: float
-    f1: float
-
-
-@dataclass
-class LeakCount:
-    """Mentions seen and leaked (``partial``: leaked mentions of which some characters were replaced)."""
-
-    mentions: int = 0
-    leaked: int = 0
-    partial: int = 0
-
-    @property
-    def rate(self) -> float | None:
-        """Leaked / mentions; ``None`` where there are no mentions."""
-        return self.leaked / self.mentions if self.mentions else None
-
-    def add(self, leaked: bool, partial: bool) -> None:
-        self.mentions += 1
-        self.leaked += leaked
-        self.partial += partial
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"mentions": self.mentions, "leaked": self.leaked, "partial": self.partial, "rate": self.rate}
-
-
-@dataclass(frozen=True)
-class LeakedMention:
-    """A gold mention that survived (in part) in the output, with context from the input text."""
-
-    doc_id: str
-    start: int
-    end: int
-    label: str
-    category: str
-    tier1: str
-    text: str
-    survived: str  # the surviving parts, joined by "…"
-    partial: bool  # some characters were replaced
-    left: str
-    right: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass
-class Replacements:
-    """The replaced characters outside gold spans: by the source of the span that replaced them (``by_source``; per
-    over-redacted text in ``text_sources``), and the characters of legal text, per kind of :data:`LEGAL_KINDS`,
-    there were (``legal_chars``) and were replaced (``legal_replaced``)."""
-
-    by_source: Counter[str] = field(default_factory=Counter)
-    text_sources: dict[str, Counter[str]] = field(default_factory=dict)
-    legal_chars: Counter[str] = field(default_factory=Counter)
-    legal_replaced: Counter[str] = field(default_factory=Counter)
-
-
-@dataclass
-class EvaluationReport:
-    """Everything ``thunder evaluate`` reports; ``to_dict`` is the JSON written with ``--json``."""
-
-    documents: int
-    characters: int
-    tokenization: str
-    granularity: str
-    tokens: int
-    binary: Scores
-    micro: Scores
-    token_by_category: list[dict[str, Any]]  # per-category token P/R/F1 rows (metrics.per_type_table)
-    leaks: LeakCount
-    leaks_by_tier: dict[str, LeakCount]
-    leaks_by_category: dict[str, LeakCount]
-    leaks_by_label: dict[str, LeakCount]
-    label_tiers: dict[str, tuple[str, str]]  # label -> (tier1, category), for the labels seen
-    non_identifier_chars: int
-    over_redacted_chars: int
-    over_redacted_texts: Counter[str]  # each run of replaced non-identifier characters (whitespace-trimmed), counted
-    leaked: list[LeakedMention]
-    seconds: float
-    meta: dict[str, Any] = field(default_factory=dict)
-    replacements: Replacements = field(default_factory=Replacements)
-
-    @property
-    def over_redaction(self) -> float | None:
-        """Share of non-identifier (non-whitespace) characters that were replaced."""
-        return self.over_redacted_chars / self.non_identifier_chars if self.non_identifier_chars else None
-
-    def to_dict(self) -> dict[str, Any]:
-        replaced = self.replacements
-        return {
-            "meta": self.meta,
-            "documents": self.documents,
-            "characters": self.characters,
-            "seconds": round(self.seconds, 3),
-            "token_metrics": {
-                "tokenization": self.tokenization,
-                "granularity": self.granularity,
-                "tokens": self.tokens,
-                "binary": asdict(self.binary),
-                "micro": asdict(self.micro),
-                "by_category": self.token_by_category,
-            },
-            "leaks": {
-                "all": self.leaks.to_dict(),
-                "by_tier1": {k: v.to_dict() for k, v in self.leaks_by_tier.items()},
-                "by_category": {k: v.to_dict() for k, v in self.leaks_by_category.items()},
-                "by_label": {
-                    k: {"tier1": self.label_tiers[k][0], "category": self.label_tiers[k][1], **v.to_dict()}
-                    for k, v in self.leaks_by_label.items()
-                },
-            },
-            "over_redaction": {
-                "non_identifier_chars": self.non_identifier_chars,
-                "replaced": self.over_redacted_chars,
-                "rate": self.over_redaction,
-                "by_source": dict(replaced.by_source.most_common()),
-                "texts": dict(self.over_redacted_texts.most_common()),
-                "text_sources": {t: dict(c) for t, c in replaced.text_sources.items()},
-            },
-            "legal_text": {
-                kind: {"chars": replaced.legal_chars[kind], "replaced": replaced.legal_replaced[kind]}
-                for kind in LEGAL_KINDS
-            },
-            "leaked_mentions": [m.to_dict() for m in self.leaked],
-        }
-
-    def summary_row(self, name: str) -> tuple[str, str]:
-        """A Markdown header and one row, for comparison tables (README)."""
-        header = (
-            "| system | token binary F1 | token micro F1 | leak direct | leak quasi | leak all | over-redaction |\n"
-            "|---|---|---|---|---|---|---|"
-        )
-        tiers = self.leaks_by_tier
-        row = (
-            f"| {name} | {_num(self.binary.f1)} | {_num(self.micro.f1)} | {_leak(tiers.get('direct'))} | "
-            f"{_leak(tiers.get('quasi'))} | {_leak(self.leaks)} | {_pct(self.over_redaction)} |"
-        )
-        return header, row
-
-    def format(self, show_leaks: bool = False, name: str | None = None) -> str:
-        """Markdown tables for the terminal (paste-able into a README)."""
-        meta = self.meta
-        name = name or meta.get("system") or "system"
-        token = {row["type"]: row for row in self.token_by_category}
-        lines = [
-            f"## thunder evaluate: {name}",
-            f"data: {meta.get('data', '?')} | documents: {self.documents} | characters: {self.characters} | "
-            f"mentions: {self.leaks.mentions} | seed: {meta.get('seed', '?')} | {self.seconds:.1f} s",
-            "",
-            *self.summary_row(name),
-            "",
-            f"Token metrics ({self.tokens} tokens, tokenization: {self.tokenization}, "
-            f"types: {self.granularity})",
-            "",
-            "| metric | precision | recall | F1 |",
-            "|---|---|---|---|",
-            f"| binary token | {_num(self.binary.precision)} | {_num(self.binary.recall)} | {_num(self.binary.f1)} |",
-            f"| token micro | {_num(self.micro.precision)} | {_num(self.micro.recall)} | {_num(self.micro.f1)} |",
-            "",
-            "Leaks (a mention leaks if any non-whitespace character of it is not replaced)",
-            "",
-            "| identifiers | mentions | leaked | partial | leak rate |",
-            "|---|---|---|---|---|",
-            _leak_row("all", self.leaks),
-            *(_leak_row(tier, count) for tier, count in sorted(self.leaks_by_tier.items())),
-            "",
-            "| category | mentions | leaked | partial | leak rate | token P | token R | token F1 |",
-            "|---|---|---|---|---|---|---|---|",
-            *(
-                _leak_row(cat, count) + _token_cells(token.get(cat))
-                for cat, count in sorted(self.leaks_by_category.items())
-            ),
-        ]
-        direct = {k: v for k, v in self.leaks_by_label.items() if self.label_tiers[k][0] == "direct"}
-        if direct:
-            lines += [
-                "",
-                "| direct identifier | mentions | leaked | partial | leak rate |",
-                "|---|---|---|---|---|",
-                *(_leak_row(label, count) for label, count in sorted(direct.items())),
-            ]
-        lines += [
-            "",
-            f"Over-redaction: {_pct(self.over_redaction)} "
-            f"({self.over_redacted_chars} of {self.non_identifier_chars} non-identifier characters replaced)",
-        ]
-        lines += self._replacement_tables()
-        if show_leaks:
-            lines += ["", f"Leaked mentions ({len(self.leaked)}):"]
-            lines += [_format_leak(m) for m in self.leaked]
-            common = self.over_redacted_texts.most_common(OVER_REDACTED_SHOWN)
-            lines += ["", f"Over-redacted texts, most frequent first ({len(common)} of {len(self.over_redacted_texts)}):"]
-            lines += [f"- {text!r} × {count}{_sources(self.replacements.text_sources.get(text))}"
-                      for text, count in common]  # fmt: skip
-        return "\n".join(lines)
-
-    def _replacement_tables(self) -> list[str]:
-        """Over-redaction by source, and legal text replaced by kind."""
-        replaced, lines = self.replacements, []
-        if replaced.by_source:
-            lines += ["", "| replaced by | non-identifier characters | share of non-identifier characters |",
-                      "|---|---|---|"]  # fmt: skip
-            lines += [f"| {source} | {count} | {_pct(count / self.non_identifier_chars)} |"
-                      for source, count in replaced.by_source.most_common()]  # fmt: skip
-        chars, legal = replaced.legal_chars, replaced.legal_replaced
-        lines += ["", f"Legal text replaced: {sum(legal.values())} of {sum(chars.values())} characters of legal text "
-                      f"outside identifiers (statute references: {legal['statute reference']})"]  # fmt: skip
-        lines += ["", "| legal text | characters | replaced | share |", "|---|---|---|---|"]
-        shares = {kind: legal[kind] / chars[kind] if chars[kind] else None for kind in LEGAL_KINDS}
-        lines += [f"| {kind} | {chars[kind]} | {legal[kind]} | {_pct(shares[kind])} |" for kind in LEGAL_KINDS]
-        return lines
-
-
-def _num(value: float) -> str:
-    return f"{value:.4f}"
-
-
-def _pct(value: float | None) -> str:
-    return "–" if value is None else f"{100 * value:.2f}%"
-
-
-def _leak(count: LeakCount | None) -> str:
-    return "–" if count is None else f"{_pct(count.rate)} ({count.leaked}/{count.mentions})"
-
-
-def _sources(counts: Counter[str] | None) -> str:
-    return f" ({', '.join(f'{source} {n}' for source, n in counts.most_common())} characters)" if counts else ""
-
-
-def _leak_row(name: str, count: LeakCount) -> str:
-    return f"| {name} | {count.mentions} | {count.leaked} | {count.partial} | {_pct(count.rate)} |"
-
-
-def _token_cells(row: dict[str, Any] | None) -> str:
-    if row is None:
-        return " – | – | – |"
-    return f" {_num(row['precision'])} | {_num(row['recall'])} | {_num(row['f1'])} |"
-
-
-def _format_leak(m: LeakedMention) -> str:
-    flat = [" ".join(s.split()) for s in (m.left, m.text, m.right)]
-    kind = f"partial, survived {m.survived!r}" if m.partial else "full"
-    return f"- {m.doc_id} [{m.start}:{m.end}] {m.label} ({m.tier1}, {kind}): …{flat[0]}⟦{flat[1]}⟧{flat[2]}…"
-
-
-# ------------------------------------------------------------------------------------- evaluation
 
 
 def _covered(length: int, intervals: Iterable[tuple[int, int]]) -> bytearray:
@@ -605,62 +351,6 @@ def _progress(documents: Iterable[Any], enabled: bool) -> Iterable[Any]:
     from tqdm.auto import tqdm
 
     return tqdm(documents, desc="evaluate", unit="doc", file=sys.stderr, disable=None)
-
-
-# ------------------------------------------------------------------------------------------- input
-
-
-def read_gold(path: str | Path, taxonomy: Taxonomy) -> Iterator[SynthesizedDocument]:
-    """Documents with gold spans from a JSONL file of ``{"text": ..., "spans": [[start, end, label], ...], "id": ...}``
-    (:func:`thunder.sources.jsonl_records`). Labels may be raw tags; they are resolved through the taxonomy. Errors
-    name the file and line."""
-    path = Path(path)
-    for number, record, reason in jsonl_records(path):
-        where = f"{path}:{number}"
-        if record is None:
-            raise ValueError(f"{where}: {reason}")
-        text, spans = record["text"], []
-        try:
-            for i, raw in enumerate(record.get("spans", [])):
-                start, end, tag = raw[:3]
-                if not (isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(text)):
-                    raise ValueError(f"span {i} {raw!r} is not a range inside the text (length {len(text)})")
-                entity = str(raw[3]) if len(raw) > 3 else f"{tag}:{text[start:end]}"
-                spans.append(EntitySpan(start, end, taxonomy.resolve(str(tag)).label.name, entity))
-        except UnknownTagError as error:
-            raise ValueError(f"{where}: {error}") from None
-        except (ValueError, TypeError, AttributeError) as error:
-            raise ValueError(f"{where}: {error}") from None
-        yield SynthesizedDocument(str(record.get("id", f"{path.stem}:{number}")), text, tuple(spans))
-
-
-def load_documents(
-    recipe: Recipe,
-    taxonomy: Taxonomy,
-    split: str | None = None,
-    mentions: str = "seen",
-    limit: int | None = None,
-) -> Iterator[SynthesizedDocument]:
-    """The judgments of a recipe's ``split`` (None: every one of its ``data_dir``) filled once as the data module fills
-    its validation and test sets (:meth:`thunder.data.Filler.synthesizer`), so ``thunder evaluate`` and ``thunder
-    test`` read the same documents: from the training part of the mention lists (``seen``) or only from the part
-    ``mention_holdout`` held back, with the unseen name family (``unseen``)."""
-    if mentions not in ("seen", "unseen"):
-        raise ValueError(f"mentions must be 'seen' or 'unseen', got {mentions!r}")
-    if mentions == "unseen" and not recipe.mention_holdout:
-        raise ValueError("unseen mentions need the training run's mention_holdout (e.g. 0.1): without one, every"
-                         " list entry was seen in training")
-    filler = Filler(recipe, taxonomy)
-    if split is None:
-        annotated = read_corpus([recipe.corpus])
-        head_outside: frozenset[str] | None = filler.head_outside(annotated)
-    else:
-        if split not in SPLITS:
-            raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
-        annotated, head_outside = filler.documents()[split], None
-    synthesizer = filler.synthesizer("heldout" if mentions == "unseen" else "train", head_outside)
-    for doc in annotated[:limit]:
-        yield synthesizer(doc, epoch=0)
 
 
 # ------------------------------------------------------------------------------------- baselines

@@ -39,6 +39,7 @@ import regex
 from tokenizers import Tokenizer
 from transformers import PreTrainedTokenizerFast
 
+from thunder.morphemes import Pieces, check_mecab_versions, mecab_versions
 from thunder.taxonomy import (
     LabelSet,
     LabelSetMismatch,
@@ -46,16 +47,7 @@ from thunder.taxonomy import (
     Taxonomy,
     UnknownTagError,
 )
-from thunder.tokenizer import (
-    THUNDER_CONFIG,
-    Encoding,
-    ThunderTokenizer,
-    _Pieces,
-    check_mecab_versions,
-    mecab_versions,
-    read_saved_info,
-)
-
+from thunder.tokenizer import THUNDER_CONFIG, Encoding, ThunderTokenizer, read_saved_info
 
 RELEASE_FORMAT = "snu-release-mecab-bpe/1"
 RELEASE_RULE = (
@@ -217,7 +209,7 @@ class ReleaseTokenizer(ThunderTokenizer):
             runs.append((position, len(text), False))
         return runs
 
-    def _split_texts(self, texts: Sequence[str]) -> _Pieces:
+    def _split_texts(self, texts: Sequence[str]) -> Pieces:
         joined = "".join(texts)
         bases = np.concatenate([[0], np.cumsum([len(text) for text in texts], dtype=np.int64)]).astype(np.int64)
         starts: list[int] = bases.tolist()
@@ -237,7 +229,7 @@ class ReleaseTokenizer(ThunderTokenizer):
                             joined_spaces.append(position)
                         position += length
         edges = np.unique(np.array(starts, dtype=np.int64))
-        return _Pieces(joined, bases, edges, np.array(joined_spaces, dtype=np.int64))
+        return Pieces(joined, bases, edges, np.array(joined_spaces, dtype=np.int64))
 
     def _encode_pieces(self, pieces: list[str]) -> list:
         """BPE of single pieces (a protected word is its added token), offsets recomputed where characters outside

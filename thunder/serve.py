@@ -1,32 +1,28 @@
 """HTTP de-identification service and review page (FastAPI + uvicorn; see docs/architecture.md for why not LitServe).
 
 ``create_app(deidentifier)`` builds the ASGI app, :func:`serve` runs it. Concurrent requests are collected by a
-:class:`Batcher` and run through the model together in one worker thread, so the event loop stays free and the
-model sees batches. A request ends at the first of: its answer, the time limit, the client hanging up, or the
-server's shutdown deadline; a batch whose requests have all ended stops before its next forward pass.
+:class:`~thunder.batching.Batcher` and run through the model together in one worker thread, so the event loop stays
+free and the model sees batches. A request ends at the first of: its answer, the time limit, the client hanging up,
+or the server's shutdown deadline; a batch whose requests have all ended stops before its next forward pass.
 
-Request bodies are validated by the pydantic models below, which also make the OpenAPI description (``/openapi.json``,
-``/docs`` with the Swagger UI assets of the ``swagger-ui-bundle-v2`` package: no CDN). Every answer carries
-``Cache-Control: no-store``. No request or response text is ever logged: the access log carries method, route
+Request bodies are validated by the pydantic models of :mod:`thunder.bodies`, which also make the OpenAPI description
+(``/openapi.json``, ``/docs`` with the Swagger UI assets of the ``swagger-ui-bundle-v2`` package: no CDN). Every answer
+carries ``Cache-Control: no-store``. No request or response text is ever logged: the access log carries method, route
 template, status, sizes and timings, and an error inside the pipeline is logged by its exception type alone.
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
-import copy
 import hmac
 import ipaddress
 import logging
 import socket
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Iterator, Literal, TypeVar
+from typing import Any, Awaitable, Iterator
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.openapi.docs import get_swagger_ui_html
@@ -34,351 +30,35 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 from swagger_ui_bundle import swagger_ui_path
 
-from thunder.deid import Deidentifier, DeidResult, DetectedSpan
+from thunder.batching import Batcher
+from thunder.bodies import (
+    REQUESTS,
+    ApplyRequest,
+    BatchAnswer,
+    BatchRequest,
+    DeidAnswer,
+    DeidRequest,
+    ErrorAnswer,
+    Replacement,
+    RequestError,
+    read_body,
+    result_json,
+    reviewed_spans,
+    span_labels,
+)
+from thunder.deid import Deidentifier, DeidResult
 from thunder.mapping import MappingKey
-from thunder.operators import OPERATORS, OperatorChoice
-from thunder.recognizers import ScoredSpan
 
 REVIEW_DIR = Path(__file__).resolve().parent / "resources" / "review"
 DOCS_DIR = Path(swagger_ui_path)  # Swagger UI's files, installed with the package swagger-ui-bundle-v2
-DRAIN_BYTES = 64 * 2**20  # an oversized request body up to this size is read and dropped before the 413
 ROUTES = ("/", "/docs", "/openapi.json", "/health", "/v1/labels", "/v1/deid", "/v1/deid/batch", "/v1/apply")
 SHUTDOWN_MARGIN = 2.0  # seconds of the graceful timeout kept for answering the requests that could not finish
 MIN_TOKEN_LENGTH = 16
 log = logging.getLogger("thunder.serve")
-Body = TypeVar("Body", bound=BaseModel)
-OperatorName = Literal[tuple(sorted(OPERATORS))]
-
-
-class RequestError(Exception):
-    """A request refused with ``status`` and a reason that never quotes the request's text."""
-
-    def __init__(self, status: int, reason: str, headers: dict[str, str] | None = None) -> None:
-        super().__init__(reason)
-        self.status, self.reason, self.headers = status, reason, headers
-
-
-class Cancelled(Exception):
-    """Every request of the running batch has ended: the model stops before its next forward pass."""
-
-
-# ----------------------------------------------------------------------------------------------- bodies
-
-
-class _Body(BaseModel):
-    model_config = ConfigDict(strict=True, allow_inf_nan=False)  # no "1" for 1, no true for 1.0, no NaN
-
-
-class Replacement(_Body):
-    operator: OperatorName | None = Field(None, description="one operator for every entity")
-    mapping: bool = Field(False, description="add the sealed entity table (the server needs --key-file)")
-
-
-class Options(Replacement):
-    threshold: float | None = Field(None, gt=0, lt=1, description="identifier when 1 - P(O) exceeds it")
-
-
-class DeidRequest(Options):
-    text: str
-    id: str = Field("request", description="the document's name in the mapping record")
-
-
-class Document(_Body):
-    id: str | None = None
-    text: str
-
-    @model_validator(mode="before")
-    @classmethod
-    def _plain_text(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return {"text": value}
-        if not isinstance(value, dict):
-            raise ValueError("a document is a string or an object with a string 'text'")
-        return value
-
-
-class BatchRequest(Options):
-    documents: list[Document] = Field(description='texts, or {"id", "text"} objects (ids default to positions)')
-
-
-class ReviewedSpan(_Body):
-    start: int = Field(ge=0, description="code point offset, as in Python")
-    end: int
-    label: str = Field(description="a taxonomy label or category, or an entity type of the model (GET /v1/labels)")
-    score: float = 1.0
-    source: str = "reviewer"
-
-
-class ApplyRequest(Replacement):
-    text: str
-    spans: list[ReviewedSpan] = Field(description="exactly the spans to replace (the review page's re-apply)")
-    id: str = "request"
-
-
-class DeidAnswer(BaseModel):
-    text: str
-    spans: list[DetectedSpan]
-    mapping: dict | None = Field(None, description="present when asked for: one line of a mapping file")
-
-
-class BatchResult(DeidAnswer):
-    id: str
-
-
-class BatchAnswer(BaseModel):
-    results: list[BatchResult]
-
-
-class ErrorAnswer(BaseModel):
-    error: str = Field(description="the reason; it never quotes the request's text")
-
-
-REQUESTS = (DeidRequest, BatchRequest, ApplyRequest)
-
-
-def _location(parts: tuple) -> str:
-    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in parts).lstrip(".")
-
-
-def reason(error: ValidationError) -> str:
-    """The first problem of a body, e.g. ``spans[0].label: Field required`` (pydantic never quotes the input)."""
-    first = error.errors(include_url=False, include_input=False, include_context=False)[0]
-    if first["type"] == "json_invalid":
-        return f"malformed JSON: {first['msg'].removeprefix('Invalid JSON: ')}"
-    return f"{_location(first['loc']) or 'request body'}: {first['msg']}"
-
-
-async def read_body(request: Request, limit: int, model: type[Body]) -> Body:
-    """The request's body as ``model``; 413 past ``limit`` bytes, 400 with a reason for anything malformed."""
-    too_large = RequestError(413, f"request body larger than the limit of {limit} bytes")
-    declared = request.headers.get("content-length")
-    if declared is not None and not declared.isdigit():
-        raise RequestError(400, "bad Content-Length header")
-    if declared is not None and int(declared) > DRAIN_BYTES:
-        raise too_large  # answered at once; the connection closes
-    body, seen = bytearray(), 0
-    async for chunk in request.stream():  # an oversized body is read to its end (up to DRAIN_BYTES) and dropped,
-        seen += len(chunk)  # so that the client, still sending, receives the 413
-        if seen > DRAIN_BYTES:
-            raise too_large
-        if seen <= limit:
-            body += chunk
-    if seen > limit:
-        raise too_large
-    try:
-        text = bytes(body).decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise RequestError(400, f"request body is not valid UTF-8 (byte {error.start}: {error.reason})") from None
-    try:
-        return model.model_validate_json(text)  # lone surrogates, NaN, deep nesting: refused here
-    except ValidationError as error:
-        raise RequestError(400, reason(error)) from None
-
-
-def span_labels(deidentifier: Deidentifier) -> dict[str, tuple[str | None, str | None]]:
-    """Every label a span may carry, with its category and tier 1: the taxonomy's labels and categories, the
-    model's entity types (a category- or binary-level model emits those) and the recognizers' labels; so
-    whatever ``/v1/deid`` answers, ``/v1/apply`` takes back."""
-    taxonomy = deidentifier.taxonomy
-    known = {name: (label.category, label.tier1) for name, label in taxonomy.labels.items()}
-    for category in taxonomy.categories:
-        known.setdefault(category, (category, taxonomy.category_tier1(category)))
-    label_set = deidentifier.label_set
-    for entity_type in label_set.types if label_set is not None else ():
-        info = label_set.describe(entity_type)
-        known.setdefault(info.label or entity_type, (info.category, info.tier1))
-    for recognizer in deidentifier.recognizers:
-        known.setdefault(recognizer.label, (getattr(recognizer, "category", None), getattr(recognizer, "tier1", None)))
-    return known
-
-
-def _reviewed(body: ApplyRequest, known: dict[str, tuple[str | None, str | None]]) -> list[ScoredSpan]:
-    spans = []
-    for i, span in enumerate(body.spans):
-        if span.label not in known:
-            raise RequestError(400, f"spans[{i}]: unknown label {span.label!r} (GET /v1/labels lists them)")
-        if not span.start < span.end <= len(body.text):
-            raise RequestError(
-                400, f"spans[{i}] [{span.start}, {span.end}) is not a range inside the text ({len(body.text)} chars)"
-            )
-        spans.append(ScoredSpan(span.start, span.end, span.label, span.score, span.source, *known[span.label]))
-    return spans
-
-
-def result_json(result: DeidResult) -> dict:
-    return {"text": result.text, "spans": [asdict(span) for span in result.spans]}
-
-
-# ----------------------------------------------------------------------------------------------- batching
-
-
-@dataclass(eq=False)
-class _Job:
-    """One request's documents; its slices go through the model in turn with other requests' slices."""
-
-    texts: list[str]
-    options: tuple[str | None, float | None]
-    future: asyncio.Future
-    results: list = field(default_factory=list)
-    taken: int = 0  # documents handed to the model so far
-    finished: int = 0
-
-
-class Batcher:
-    """Runs concurrent requests through the model together: up to ``max_batch_size`` documents per call,
-    waiting at most ``max_wait`` seconds after the first for others to join; one call at a time, in a thread.
-
-    A request with many documents is cut into slices that take turns with other requests'. When every request of
-    the running call has ended (client gone, time limit, shutdown), the model stops before its next forward pass
-    (a forward pre-hook), so abandoned work does not hold the model.
-    """
-
-    def __init__(self, deidentifier: Deidentifier, max_batch_size: int = 4, max_wait: float = 0.005) -> None:
-        self.deidentifier, self.max_batch_size, self.max_wait = deidentifier, max_batch_size, max_wait
-        self._variants: collections.OrderedDict[tuple, Deidentifier] = collections.OrderedDict()
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="thunder-model")
-        self.calls = self.documents = self.characters = 0  # model calls made, documents and characters they held
-        self.busy_seconds = 0.0
-        self._pending: collections.deque[_Job] = collections.deque()
-        self._running: list[_Job] = []
-        self._abandoned = threading.Event()
-        self._arrived: asyncio.Event | None = None
-        self._task: asyncio.Task | None = None
-        self._hook = None
-
-    async def start(self) -> None:
-        self._arrived = asyncio.Event()
-        self._task = asyncio.create_task(self._loop())
-        model = self.deidentifier.model
-        if model is not None and hasattr(model, "register_forward_pre_hook"):
-            self._hook = model.register_forward_pre_hook(self._check)
-
-    async def stop(self) -> None:
-        self._abandoned.set()
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-        await asyncio.get_running_loop().run_in_executor(None, self._executor.shutdown)
-        if self._hook is not None:
-            self._hook.remove()
-
-    def _check(self, *_: Any) -> None:
-        if self._abandoned.is_set():
-            raise Cancelled
-
-    async def deidentify(self, texts: list[str], operator: str | None, threshold: float | None) -> list[DeidResult]:
-        """The results of ``texts``, computed in batches with whatever other requests are waiting."""
-        if not texts:
-            return []
-        job = _Job(list(texts), (operator, threshold), asyncio.get_running_loop().create_future())
-        job.results = [None] * len(texts)
-        job.future.add_done_callback(self._ended)
-        self._pending.append(job)
-        self._arrived.set()
-        return await job.future  # cancelling the awaiting request cancels the future
-
-    def _ended(self, _: asyncio.Future) -> None:
-        if self._running and all(job.future.done() for job in self._running):
-            self._abandoned.set()
-
-    async def call(self, function: Any) -> Any:
-        """Run ``function()`` on the model thread (work that must not block the event loop or race the model)."""
-        return await asyncio.get_running_loop().run_in_executor(self._executor, function)
-
-    def variant(self, operator: str | None, threshold: float | None) -> Deidentifier:
-        """The de-identifier with a request's operator (for every entity) and threshold, sharing the model."""
-        key = (operator, threshold)
-        if key not in self._variants:
-            variant = copy.copy(self.deidentifier)
-            if operator is not None:
-                variant.operators = OperatorChoice(operator)
-            if threshold is not None:
-                variant.threshold = threshold
-            self._variants[key] = variant
-            if len(self._variants) > 32:  # requests choose thresholds freely: keep the recent ones only
-                self._variants.popitem(last=False)
-        return self._variants[key]
-
-    def _waiting(self) -> int:
-        return sum(len(job.texts) - job.taken for job in self._pending if not job.future.done())
-
-    def _take(self) -> list[tuple[_Job, int, int]]:
-        """Slices ``(job, first, last)`` of at most ``max_batch_size`` documents in all, requests taking turns."""
-        batch, room = [], self.max_batch_size
-        for _ in range(len(self._pending)):
-            if not room:
-                break
-            job = self._pending.popleft()
-            if job.future.done():
-                continue
-            first = job.taken
-            job.taken = min(len(job.texts), first + room)
-            batch.append((job, first, job.taken))
-            room -= job.taken - first
-            if job.taken < len(job.texts):
-                self._pending.append(job)  # the rest waits its turn behind the other requests
-        return batch
-
-    async def _loop(self) -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            while not self._waiting():
-                self._pending.clear()
-                self._arrived.clear()
-                await self._arrived.wait()
-            deadline = loop.time() + self.max_wait
-            while self._waiting() < self.max_batch_size and (remaining := deadline - loop.time()) > 0:
-                self._arrived.clear()
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(self._arrived.wait(), remaining)
-            batch = self._take()
-            self._running = [job for job, _, _ in batch]
-            self._abandoned.clear()
-            size = sum(last - first for _, first, last in batch)
-            self.calls, self.documents = self.calls + 1, self.documents + size
-            started = time.perf_counter()
-            try:
-                results = await loop.run_in_executor(self._executor, self._run, batch)
-            except Cancelled:
-                continue
-            except Exception as error:  # noqa: BLE001 - reported to every waiting request, message never logged
-                log.error("de-identification failed: %s", type(error).__name__)
-                failure = RequestError(500, f"internal error while de-identifying ({type(error).__name__})")
-                for job, _, _ in batch:
-                    if not job.future.done():
-                        job.future.set_exception(failure)
-                continue
-            finally:
-                self._running = []
-                self.busy_seconds += time.perf_counter() - started
-            for (job, first, last), done in zip(batch, results):
-                job.results[first:last] = done
-                self.characters += sum(len(text) for text in job.texts[first:last])
-                job.finished += last - first
-                if job.finished == len(job.texts) and not job.future.done():
-                    job.future.set_result(job.results)
-
-    def _run(self, batch: list[tuple[_Job, int, int]]) -> list[list[DeidResult]]:
-        """One model call per distinct (operator, threshold) among the slices."""
-        groups: dict[tuple, list[int]] = {}
-        for index, (job, _, _) in enumerate(batch):
-            groups.setdefault(job.options, []).append(index)
-        results: list[Any] = [None] * len(batch)
-        for options, members in groups.items():
-            texts = [text for i in members for text in batch[i][0].texts[batch[i][1] : batch[i][2]]]
-            done = iter(self.variant(*options).deidentify_batch(texts))
-            for i in members:
-                results[i] = [next(done) for _ in range(batch[i][2] - batch[i][1])]
-        return results
-
-    def throughput(self) -> float | None:
-        """Characters per second of the model calls so far (the review page's progress estimate)."""
-        return round(self.characters / self.busy_seconds) if self.characters and self.busy_seconds else None
 
 
 # ----------------------------------------------------------------------------------------------- the app
@@ -556,7 +236,7 @@ def create_app(
               openapi_extra=_body_schema(ApplyRequest), responses={200: {"model": DeidAnswer}, **refusals})  # fmt: skip
     async def apply(request: Request) -> JSONResponse:
         body = await read_body(request, max_request_bytes, ApplyRequest)
-        spans, wanted = _reviewed(body, known), wants_mapping(body)
+        spans, wanted = reviewed_spans(body, known), wants_mapping(body)
 
         async def work() -> dict:
             try:

@@ -28,9 +28,10 @@ from tokenizers import NormalizedString, PreTokenizedString, Regex, Tokenizer, m
 
 from thunder.annotation import iter_corpus
 from thunder.mentions import MentionBank
+from thunder.morphemes import mecab_surfaces
 from thunder.synthesis import SynthesisError, Synthesizer
 from thunder.taxonomy import Taxonomy
-from thunder.tokenizer import SPECIAL_TOKENS, ThunderTokenizer, mecab_surfaces
+from thunder.tokenizer import SPECIAL_TOKENS, ThunderTokenizer
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "snu-thunder-deid"
 Span = tuple[int, int, str]  # start, end, label

@@ -3,7 +3,7 @@ then every variant's spans, propagation and replacement are scored as ``thunder 
 
 Variants are pipeline options (:class:`thunder.deid.PipelineOptions`) by name; those that change the model's
 forward pass (``threshold``, ``max_length``, ``stride``) are the same for all. Documents are loaded as ``thunder
-evaluate`` loads them:
+evaluate`` loads them, from the model's stored recipe (or ``--config``'s), ``--data`` replacing its corpus:
 
     PYTHONPATH=. python tools/pipeline_variants.py --model runs/small/finetune/checkpoints/last.ckpt \\
         --data thunder/resources/judgments/annotated --cache /tmp/judgments.json \\
@@ -20,8 +20,11 @@ import sys
 import time
 from pathlib import Path
 
+from thunder.commands.evaluate import RecipeOptions
 from thunder.deid import Deidentifier, PipelineOptions, TokenPredictions
-from thunder.evaluate import EvaluationReport, _pct, evaluate, load_documents
+from thunder.evaluate import evaluate
+from thunder.evaluation_report import EvaluationReport, percent
+from thunder.gold import load_documents
 from thunder.identifiers import CATALOGUE
 
 FORWARD = ("threshold", "max_length", "stride", "batch_size", "device", "model", "taxonomy")
@@ -57,8 +60,8 @@ def row(name: str, report: EvaluationReport, structured_labels: set[str]) -> str
     structured = sum(c.leaked for label, c in report.leaks_by_label.items() if label in structured_labels)
     legal = report.replacements.legal_replaced
     return (
-        f"| {name} | {_pct(report.leaks.rate)} ({report.leaks.leaked}) | {_pct(names.rate) if names else '–'} | "
-        f"{_pct(tiers['quasi'].rate) if 'quasi' in tiers else '–'} | {structured} | {_pct(report.over_redaction)} | "
+        f"| {name} | {percent(report.leaks.rate)} ({report.leaks.leaked}) | {percent(names.rate) if names else '–'} | "
+        f"{percent(tiers['quasi'].rate) if 'quasi' in tiers else '–'} | {structured} | {percent(report.over_redaction)} | "
         f"{sources['model']} / {sources['propagated']} / {sources['officials']} | {legal['statute reference']} | "
         f"{legal['procedural term']} | {legal['official name']} | {sum(legal.values())} |"
     )
@@ -67,16 +70,13 @@ def row(name: str, report: EvaluationReport, structured_labels: set[str]) -> str
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", required=True)
-    parser.add_argument("--data", required=True)
+    parser.add_argument("--config", help="a training config whose recipe fills the documents (default: the model's)")
+    parser.add_argument("--data", help="a directory of annotated judgments instead of the recipe's corpus")
     parser.add_argument("--variants", required=True, help="JSON: {name: {pipeline option: value}}")
     parser.add_argument("--cache", type=Path, help="JSON file for the model's token predictions")
     parser.add_argument("--json", type=Path, help="write every variant's full report here")
     parser.add_argument("--split", choices=("train", "val", "test"))
-    parser.add_argument("--mention_dirs", nargs="*")
-    parser.add_argument("--alias_files", nargs="*")
     parser.add_argument("--mentions", choices=("seen", "unseen"), default="seen")
-    parser.add_argument("--mention_holdout", type=float, default=0.0)
-    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threshold", type=float, default=PipelineOptions.threshold)
     args = parser.parse_args(argv)
     variants = json.loads(args.variants)
@@ -84,10 +84,9 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"pipeline_variants: the options {FORWARD} are shared by all variants")
     base = PipelineOptions(model=args.model, threshold=args.threshold)
     model = base.build()
-    taxonomy = model.taxonomy.with_alias_files(args.alias_files) if args.alias_files else model.taxonomy
-    loaded = load_documents(args.data, taxonomy, seed=args.seed, mention_dirs=args.mention_dirs, split=args.split,
-                            mentions=args.mentions, mention_holdout=args.mention_holdout)  # fmt: skip
-    documents = list(loaded)
+    recipe, _ = RecipeOptions(config=args.config, data=args.data).recipe(args.model)
+    taxonomy = model.taxonomy.with_alias_files(recipe.alias_files) if recipe.alias_files else model.taxonomy
+    documents = list(load_documents(recipe, taxonomy, split=args.split, mentions=args.mentions))
     texts = [doc.text for doc in documents]
     structured = {label.name for name in CATALOGUE for label in taxonomy.filled_by(name)}
     cached = dict(zip(texts, predictions(model, texts, args.cache)))

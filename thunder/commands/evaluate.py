@@ -17,7 +17,9 @@ from thunder.checkpoint import load_tokenizer, stored_recipe
 from thunder.commands.data import config_data_section
 from thunder.data import Recipe
 from thunder.deid import PipelineOptions
-from thunder.evaluate import EvaluationReport, evaluate, load_documents, read_gold
+from thunder.evaluate import evaluate
+from thunder.evaluation_report import EvaluationReport
+from thunder.gold import load_documents, read_gold
 from thunder.synthesis import SynthesizedDocument
 
 

@@ -25,8 +25,9 @@ from thunder.data.labels import IGNORE_INDEX, Example, TokenCollator
 from thunder.data.loaders import EpochDataset, evaluation_loader, training_loader
 from thunder.data.recipe import DEMO_TOKENIZER, Filler, Recipe, check_choice, check_inputs, check_positive
 from thunder.data.splits import read_corpus
+from thunder.morphemes import morpheme_pieces
 from thunder.synthesis import Synthesizer, stable_seed
-from thunder.tokenizer import ThunderTokenizer, morpheme_pieces
+from thunder.tokenizer import ThunderTokenizer
 
 
 def morpheme_groups(text: str, offsets: Sequence[tuple[int, int]]) -> list[int]:
