@@ -70,11 +70,12 @@ def test_a_model_trained_on_a_user_taxonomy_works_everywhere(in_tmp: Path, capsy
     labels = {json.loads(line)["label"] for line in spans.read_text(encoding="utf-8").splitlines()}
     assert labels and labels <= set(Taxonomy.load(MEDICAL_TAXONOMY).labels)
 
-    report_path = in_tmp / "report.json"
-    main(["evaluate", "--model", str(checkpoint), "--data", str(MEDICAL / "annotated"),
-          "--mention_dirs", f"[{MEDICAL / 'mentions'}]", "--json", str(report_path)])  # fmt: skip
+    report_path = in_tmp / "report.json"  # the recipe training stored in the checkpoint: no data path retyped
+    main(["evaluate", "--model", str(checkpoint), "--split", "test", "--json", str(report_path)])
     report = json.loads(report_path.read_text(encoding="utf-8"))
     assert report["meta"]["taxonomy"] == "medical-records" and report["leaks"]["all"]["mentions"] > 0
+    assert (report["meta"]["recipe_from"], report["meta"]["data"]) == (str(checkpoint), str(MEDICAL / "annotated"))
+    assert report["meta"]["mention_dirs"] == [str(MEDICAL / "mentions")]
     with pytest.raises(SystemExit, match="medical-records"):  # an explicit --taxonomy is checked against the model's
         main(["evaluate", "--model", str(checkpoint), "--taxonomy", str(REPO / "thunder/resources/taxonomy/default.yaml")])
 
