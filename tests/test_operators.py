@@ -6,6 +6,7 @@ from itertools import islice
 
 import pytest
 
+from thunder.annotation import placeholder_sequence
 from thunder.operators import (
     OPERATORS,
     Entity,
@@ -16,7 +17,6 @@ from thunder.operators import (
     TagOperator,
     entity_key,
     load_operator,
-    placeholder_sequence,
 )
 
 

@@ -26,6 +26,7 @@ import bisect
 import json
 import logging
 import re
+import string
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,7 +55,8 @@ class AnnotationError(ValueError):
 
 @dataclass(frozen=True)
 class Placeholder:
-    """One tagged identifier: its span in the document text, raw tag and entity key."""
+    """One tagged identifier: its span in the document text, raw tag and entity key; ``shape``, where known (reviewed
+    documents, :mod:`thunder.reviewed`), the shape of the identifier it stands for (``가가가`` for a name)."""
 
     start: int
     end: int
@@ -62,6 +64,7 @@ class Placeholder:
     entity: str
     line: int
     column: int
+    shape: str = ""
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,21 @@ def entity_key(content: str, tag: str) -> str:
     if match and "".join(tag.split()).endswith(match.group(2)):
         return match.group(1)
     return content
+
+
+def placeholder_sequence(alphabet: str = string.ascii_uppercase) -> Iterator[str]:
+    """A, B, ..., Z, AA, AB, ..., AZ, BA, ..., ZZ, AAA, ... over ``alphabet`` (bijective base-n numbering)."""
+    if not alphabet:
+        raise ValueError("placeholder alphabet is empty")
+    n = len(alphabet)
+    index = 0
+    while True:
+        value, letters = index + 1, []
+        while value:
+            value, rest = divmod(value - 1, n)
+            letters.append(alphabet[rest])
+        yield "".join(reversed(letters))
+        index += 1
 
 
 def _blank(char: str) -> bool:

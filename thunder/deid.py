@@ -47,6 +47,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping, Sequence
 
+from thunder.annotation import placeholder_sequence
 from thunder.decoding import (
     GROW_THRESHOLD,
     THRESHOLD,
@@ -59,7 +60,7 @@ from thunder.decoding import (
     resolve_overlaps,
 )
 from thunder.inference import RUNTIMES, Runtime, TorchRuntime, check_device, load_runtime
-from thunder.operators import Entity, OperatorChoice, OperatorSpec, entity_key, mask_character, placeholder_sequence
+from thunder.operators import Entity, OperatorChoice, OperatorSpec, entity_key, mask_character
 from thunder.particles import fix_particle, leading_particle
 from thunder.genre import load_genre_words
 from thunder.legal import OFFICIAL_ROLES, official_names

@@ -18,12 +18,11 @@ from __future__ import annotations
 import itertools
 import random
 import re
-import string
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, ClassVar, Iterable, Iterator, Mapping, Sequence, Union
+from typing import Any, ClassVar, Iterable, Mapping, Sequence, Union
 
 from thunder.plugins import load_part
 from thunder.regions import address_key
@@ -36,21 +35,6 @@ def entity_key(text: str) -> str:
     leading province in its full name (``서울시 강남구 …``, ``서울 강남구 …`` -> ``서울특별시강남구…``;
     :func:`thunder.regions.address_key`)."""
     return address_key(_SPACE.sub("", text))
-
-
-def placeholder_sequence(alphabet: str = string.ascii_uppercase) -> Iterator[str]:
-    """A, B, ..., Z, AA, AB, ..., AZ, BA, ..., ZZ, AAA, ... over ``alphabet`` (bijective base-n numbering)."""
-    if not alphabet:
-        raise ValueError("placeholder alphabet is empty")
-    n = len(alphabet)
-    index = 0
-    while True:
-        value, letters = index + 1, []
-        while value:
-            value, rest = divmod(value - 1, n)
-            letters.append(alphabet[rest])
-        yield "".join(reversed(letters))
-        index += 1
 
 
 @dataclass(frozen=True)
