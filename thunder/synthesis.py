@@ -5,6 +5,11 @@ around all its occurrences as context; the mention is the same at each occurrenc
 ``(seed, epoch, doc_id, label, entity)`` through ``hashlib``, so it does not depend on call order, worker or
 rank; with ``replacement="single"`` the epoch is ignored and a document always reads the same.
 
+A tag names a label (through the taxonomy's aliases and normalisation) or a category: a category's placeholder is
+filled as one of its labels that have a mention source, drawn per (seed, epoch, document, entity), and its gold span
+carries that label. A placeholder of a reviewed judgment (:mod:`thunder.reviewed`) knows the shape of the identifier
+it stood for; where its label has no mention source it is filled with a random string of that shape.
+
 Placeholder quirks of the corpus are handled where the text allows it:
 
 * a code with a word (``E모텔`` under ``<<<모텔>>>``) keeps the word: ``E`` is replaced, ``모텔`` stays;
@@ -35,6 +40,7 @@ from dataclasses import dataclass
 
 from thunder.annotation import AnnotatedDocument, Placeholder
 from thunder.mentions import MentionBank, MentionContext, particle_after
+from thunder.names import random_shape
 from thunder.particles import fix_particle, leading_particle
 from thunder.taxonomy import Taxonomy, UnknownTagError, head_noun
 
@@ -160,18 +166,24 @@ class Synthesizer:
         self.seed = seed
         self.replacement = replacement
         self.head_outside = frozenset(head_outside)
-        self._labels: dict[str, str] = {}
+        self._choices: dict[str, tuple[str, ...]] = {}
 
-    def _label(self, doc: AnnotatedDocument, placeholder: Placeholder) -> str:
-        label = self._labels.get(placeholder.tag)
-        if label is None:
+    def _label(self, doc: AnnotatedDocument, placeholder: Placeholder, epoch: int) -> str:
+        """The label a placeholder is filled as: its tag's, or (a category's name) one of the category's labels
+        that have a mention source, drawn per entity and epoch."""
+        choices = self._choices.get(placeholder.tag)
+        if choices is None:
             try:
-                label = self.taxonomy.resolve(placeholder.tag).label.name
+                labels = [label.name for label in self.taxonomy.labels_of(placeholder.tag)]
             except UnknownTagError as error:
                 where = f"{doc.source or doc.doc_id}:{placeholder.line}:{placeholder.column}"
                 raise SynthesisError(f"{where}: {error}") from None
-            self._labels[placeholder.tag] = label
-        return label
+            choices = tuple(name for name in labels if name not in self.mentions.missing) or (labels[0],)
+            self._choices[placeholder.tag] = choices
+        if len(choices) == 1:
+            return choices[0]
+        rng = random.Random(stable_seed(self.seed, epoch, doc.doc_id, placeholder.tag, placeholder.entity))
+        return rng.choice(choices)
 
     def __call__(self, doc: AnnotatedDocument, epoch: int = 0) -> SynthesizedDocument:
         text = doc.text
@@ -180,11 +192,11 @@ class Synthesizer:
             if after.start < before.end:
                 where = f"{doc.source or doc.doc_id}:{after.line}:{after.column}"
                 raise SynthesisError(f"{where}: placeholder overlaps the one at {before.line}:{before.column}")
-        labels = [self._label(doc, p) for p in placeholders]
+        epoch_key = epoch if self.replacement == "per_epoch" else 0
+        labels = [self._label(doc, p, epoch_key) for p in placeholders]
         groups: dict[tuple[str, str], list[int]] = {}
         for index, (p, label) in enumerate(zip(placeholders, labels)):
             groups.setdefault((label, p.entity), []).append(index)
-        epoch_key = epoch if self.replacement == "per_epoch" else 0
 
         parts: list[str] = []
         spans: list[EntitySpan] = []
@@ -210,7 +222,10 @@ class Synthesizer:
                     q_word = _kept_word(text[q.start : q.end], q.entity)
                     occurrences.append((left, q_word + text[q.end : q.end + CONTEXT_CHARS]))
                 rng = random.Random(stable_seed(self.seed, epoch_key, doc.doc_id, label, p.entity))
-                chosen[key] = self.mentions.sample(label, rng, MentionContext(label, tuple(occurrences)))
+                if p.shape and label in self.mentions.missing:  # no source: a random string of the reviewed shape
+                    chosen[key] = random_shape(p.shape, rng, label)
+                else:
+                    chosen[key] = self.mentions.sample(label, rng, MentionContext(label, tuple(occurrences)))
             words = (label, "".join(p.tag.split()), word) if word else (label, "".join(p.tag.split()))
             following = text[p.end : p.end + CONTEXT_CHARS]
             inserted = _trim(chosen[key], tail, word + following, words) + word

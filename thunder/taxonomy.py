@@ -51,10 +51,11 @@ class TaxonomyError(ValueError):
 class UnknownTagError(KeyError):
     """A raw tag that no rule of the taxonomy maps to a label."""
 
-    def __init__(self, tag: str, taxonomy: str, suggestions: Sequence[str] = ()) -> None:
-        self.tag = tag
+    def __init__(self, tag: str, taxonomy: str, suggestions: Sequence[str] = (), category: bool = False) -> None:
+        self.tag, self.suggestions = tag, tuple(suggestions)
         hint = f" (close labels: {', '.join(suggestions)})" if suggestions else ""
-        super().__init__(f"tag {tag!r} is not a label, alias or normalisable variant in taxonomy {taxonomy!r}{hint}")
+        kinds = "label, alias, normalisable variant or category" if category else "label, alias or normalisable variant"
+        super().__init__(f"tag {tag!r} is not a {kinds} in taxonomy {taxonomy!r}{hint}")
 
     def __str__(self) -> str:  # KeyError would show the repr of the message
         return str(self.args[0])
@@ -277,6 +278,16 @@ class Taxonomy:
         resolution = Resolution(label, " > ".join(steps) or "exact")
         self._cache[raw_tag] = resolution
         return resolution
+
+    def labels_of(self, tag: str) -> tuple[Label, ...]:
+        """The labels a tag stands for: the one it resolves to (:meth:`resolve`), else every label of the category
+        it names (a category-level model's spans, a reviewer's coarse label); :class:`UnknownTagError` otherwise."""
+        try:
+            return (self.resolve(tag).label,)
+        except UnknownTagError as error:
+            if tag in self.categories:
+                return tuple(self.categories[tag])
+            raise UnknownTagError(tag, self.name, error.suggestions, category=True) from None
 
     def _lookup(self, tag: str) -> list[str] | None:
         """Exact label or alias chain; returns the alias hops followed by the label name, or None."""
