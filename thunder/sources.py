@@ -192,9 +192,10 @@ def read_documents(listing: Listing) -> Iterator[Document]:
             yield Document(str(file.path), "", file, error=f"cannot read ({error.strerror or error})")
 
 
-def jsonl_records(path: Path) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
-    """``(line, record, None)`` for every non-blank line of a JSONL file that is an object with a string ``"text"``,
-    ``(line, None, reason)`` for any other line; the file is read as strict UTF-8 (:class:`InputError`)."""
+def jsonl_records(path: Path, text: bool = True) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
+    """``(line, record, None)`` for every non-blank line of a JSONL file that is an object (with a string ``"text"``
+    unless ``text`` is false), ``(line, None, reason)`` for any other line; the file is read as strict UTF-8
+    (:class:`InputError`)."""
     for number, line in enumerate(read_text(path).split("\n"), start=1):
         if not line.strip():
             continue
@@ -202,7 +203,7 @@ def jsonl_records(path: Path) -> Iterator[tuple[int, dict[str, Any] | None, str 
             record = json.loads(line)
             if not isinstance(record, dict):
                 raise TypeError("not a JSON object")
-            if not isinstance(record["text"], str):
+            if text and not isinstance(record["text"], str):
                 raise TypeError("'text' is not a string")
         except (ValueError, KeyError, TypeError) as error:
             yield number, None, f"missing {error}" if isinstance(error, KeyError) else str(error)
