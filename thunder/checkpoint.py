@@ -430,12 +430,27 @@ def load_exported(path: str | Path, taxonomy: str | Path | Taxonomy | None = Non
     is the stored one; an artefact that stores none (a release, or written before it was stored) gets
     ``OperatingPoint()``.
     """
-    path = Path(path)
+    model, tokenizer, label_set, operating_point = _read_classifier(Path(path), taxonomy, weights=True)
+    assert model is not None
+    return LoadedModel(model, tokenizer, label_set, operating_point)
+
+
+def classifier_parts(path: str | Path, taxonomy: str | Path | Taxonomy | None = None) -> tuple[Any, LabelSet]:
+    """``(tokenizer, label_set)`` of a token classifier (what :func:`load_exported` reads, checked alike) without
+    building the model: the parts a data module needs to label data for it."""
+    _, tokenizer, label_set, _ = _read_classifier(Path(path), taxonomy, weights=False)
+    return tokenizer, label_set
+
+
+def _read_classifier(
+    path: Path, taxonomy: str | Path | Taxonomy | None, weights: bool
+) -> tuple[PreTrainedModel | None, Any, LabelSet, OperatingPoint]:
+    model = None
     if path.is_dir() and not (path / EXPORT_FILE).exists():
         if is_release_dir(path):  # a published SNU Thunder-DeID model directory, converted in memory
             check_weight_files(path)
             model, tokenizer, label_set, _ = load_release(path, taxonomy=_taxonomy(taxonomy))
-            return LoadedModel(model, tokenizer, label_set, OperatingPoint())
+            return model, tokenizer, label_set, OperatingPoint()
     if path.is_dir() and not is_sharded_checkpoint(path):
         info = read_export_info(path)
         if info["task"] != "token-classification":
@@ -445,7 +460,9 @@ def load_exported(path: str | Path, taxonomy: str | Path | Taxonomy | None = Non
         if not (path / "model.safetensors").is_file() and not (path / "model.safetensors.index.json").is_file():
             raise ArtefactError(f"{path}: no safetensors weights (model.safetensors); refusing other formats")
         check_weight_files(path)
-        model = AUTO_CLASSES["token-classification"].from_pretrained(path, use_safetensors=True).eval()
+        if weights:
+            model = AUTO_CLASSES["token-classification"].from_pretrained(path, use_safetensors=True).eval()
+        config = model.config if model is not None else AutoConfig.from_pretrained(path)
         tokenizer, stored_tokenizer = load_tokenizer(path), info.get("tokenizer")
         if stored_tokenizer is None:
             raise ArtefactError(f"{path / EXPORT_FILE}: no tokenizer fingerprint (an export of an older Thunder?): "
@@ -461,12 +478,30 @@ def load_exported(path: str | Path, taxonomy: str | Path | Taxonomy | None = Non
             raise ArtefactError(f"{path} stores no tokenizer: export it with `thunder export --tokenizer DIR` first")
         tokenizer, stored_tokenizer = tokenizer_from_files(entry["tokenizer_files"], path), entry.get("tokenizer_fingerprint")
         label_set = label_set_from_dict(entry["label_set"], taxonomy)
-        model = model_from_checkpoint(data, entry, path)
+        model = model_from_checkpoint(data, entry, path) if weights else None
+        config = model.config if model is not None else config_from_dict(entry["hf_config"])
         stored_point, point_source = entry.get("operating_point"), path
-    _check_head(model, path)
-    check_fit(model.config, tokenizer, stored_tokenizer, label_set, path)
+    if model is not None:
+        _check_head(model, path)
+    check_fit(config, tokenizer, stored_tokenizer, label_set, path)
     try:
         operating_point = OperatingPoint.from_dict(stored_point)
     except ValueError as error:
         raise ArtefactError(f"{point_source}: {error}") from None
-    return LoadedModel(model, tokenizer, label_set, operating_point)
+    return model, tokenizer, label_set, operating_point
+
+
+def stored_task(path: str | Path) -> str | None:
+    """The task of the model at ``path`` (read without loading the weights): a Thunder ``.ckpt`` file's or export's
+    (``mlm``, ``token-classification``), ``token-classification`` for a published release directory; None for a
+    sharded training checkpoint or any other Hugging Face directory."""
+    path = Path(path)
+    if path.is_dir():
+        if (path / EXPORT_FILE).is_file():
+            return read_export_info(path)["task"]
+        return "token-classification" if is_release_dir(path) else None
+    try:
+        checkpoint = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+    except Exception as error:  # the safe unpickler refuses anything but tensors and plain data
+        raise ArtefactError(f"{path}: not a loadable checkpoint of tensors and plain data ({type(error).__name__})") from None
+    return thunder_entry(checkpoint, path)["task"]

@@ -35,13 +35,16 @@ from transformers.modeling_outputs import MaskedLMOutput
 
 from thunder.checkpoint import (
     AUTO_CLASSES,
+    ArtefactError,
     Task,
     config_from_dict,
     has_weights,
     label_set_from_dict,
+    load_exported,
     load_tokenizer,
     load_weights,
     read_pretrained,
+    stored_task,
     thunder_entry,
     tokenizer_files,
     tokenizer_fingerprint,
@@ -166,7 +169,8 @@ class _ThunderModule(LightningModule):
                 datamodule's ``tokenizer``).
             init_from: weights to start from: a MaskedLM checkpoint (``.ckpt`` or sharded directory) or an exported /
                 Hugging Face model directory; its architecture replaces ``backbone`` (phase 2 of pretraining starts
-                from phase 1; a token classifier's head is new).
+                from phase 1; a token classifier's head is new, unless it starts from a token classifier:
+                :meth:`TokenClassifier.build`).
             backbone_overrides: config attributes to change (dropout, ...).
             lr: peak learning rate.
             weight_decay: AdamW weight decay (not applied to biases and norms).
@@ -437,10 +441,37 @@ class TokenClassifier(_ThunderModule):
         self._extra_test_metrics: dict[str, TokenMetrics] = {}  # test sets after the first (plain dict: no state)
         self._samples: list[tuple[list[int], list[int], list[int]]] = []
 
+    def build(self) -> None:
+        """Build the model (see :meth:`_ThunderModule.build`). A token classifier to start from (``init_from``, by
+        default the datamodule's ``base_model``: a ``.ckpt``, an export, an imported or published release) keeps
+        its head and label set, and the datamodule must tokenize and label for it: adaptation."""
+        source = self.hparams.init_from or getattr(self._datamodule(), "base_model", None)
+        if self.model is not None or source is None or stored_task(source) != "token-classification":
+            return super().build()
+        model, tokenizer, label_set, _ = load_exported(source)
+        if self.label_set is None:
+            self.label_set = getattr(self._datamodule(), "label_set", None)
+        if self.label_set is None:
+            self.label_set = label_set
+        self.label_set.check_compatible(label_set.to_dict())
+        if self.tokenizer is not None and tokenizer_fingerprint(self.tokenizer) != tokenizer_fingerprint(tokenizer):
+            raise ArtefactError(f"{source}: the data's tokenizer is not the one the model was trained with (give the "
+                                "data module base_model or the model's tokenizer)")  # fmt: skip
+        self._tokenizer = self.tokenizer or tokenizer
+        if self.hparams.backbone_overrides:  # dropout and the like are read when the modules are built
+            config = model.config
+            for key, value in self.hparams.backbone_overrides.items():
+                setattr(config, key, value)
+            state, model = model.state_dict(), AUTO_CLASSES[self.task].from_config(config)
+            model.load_state_dict(state)
+        self._install(model.train())
+
+    def _datamodule(self) -> Any:
+        return self._trainer.datamodule if self._trainer is not None else None
+
     def _adapt_config(self, config: PretrainedConfig) -> None:
         if self.label_set is None:
-            datamodule = self._trainer.datamodule if self._trainer is not None else None
-            self.label_set = getattr(datamodule, "label_set", None)
+            self.label_set = getattr(self._datamodule(), "label_set", None)
             if self.label_set is None:
                 raise ValueError("TokenClassifier needs a label set: pass label_set or use a datamodule with label_set")
         names = list(self.label_set.names)
