@@ -22,6 +22,7 @@ from thunder.data.splits import SPLITS, check_split, read_corpus, split_document
 from thunder.identifiers import CATALOGUE
 from thunder.mentions import DEMO_MENTIONS, MentionBank, MentionSource, load_generators
 from thunder.names import ShapeNoise
+from thunder.reviewed import read_reviewed
 from thunder.synthesis import REPLACEMENTS, Synthesizer, head_outside_labels
 from thunder.taxonomy import Taxonomy
 from thunder.tokenizer import THUNDER_CONFIG
@@ -74,6 +75,12 @@ class Recipe:
             header, 주문, evidence, statutes, sentencing, signatures around the facts paragraph), drawn anew every
             epoch; 0: facts paragraphs only. Every other filling (validation, test, ``thunder evaluate``) stays
             uncomposed, so test figures compare across recipes.
+        reviewed: Reviewed judgments (span-annotated JSONL files or folders, :mod:`thunder.reviewed`) trained on
+            beside the train split, filled afresh every epoch like it; training only (evaluation never reads them,
+            so their paths are kept as written and never looked for).
+        reviewed_share: Share of every training epoch's documents that are reviewed ones (each reviewed judgment
+            then comes back as often as needed, with other mentions each time; 1: reviewed judgments alone);
+            None: each reviewed judgment once per epoch beside the train split.
         root: Directory relative paths are relative to; None: the current one.
     """
 
@@ -93,6 +100,8 @@ class Recipe:
     seed: int = 0
     replacement: str = "per_epoch"
     compose: float = 0.0
+    reviewed: tuple[str, ...] | None = None
+    reviewed_share: float | None = None
     root: str | None = None
 
     def __post_init__(self) -> None:
@@ -104,6 +113,15 @@ class Recipe:
             if value is not None or name == "alias_files":
                 object.__setattr__(self, name, tuple(str(path) for path in value or ()))
         object.__setattr__(self, "split", tuple(self.split))
+        if self.reviewed is not None:
+            object.__setattr__(self, "reviewed", tuple(str(path) for path in self.reviewed))
+        if self.reviewed_share is not None:
+            if not 0 < self.reviewed_share <= 1:
+                raise ValueError(f"reviewed_share must be in (0, 1], got {self.reviewed_share}")
+            if not self.reviewed:
+                raise ValueError(f"reviewed_share {self.reviewed_share} needs reviewed judgments: give them with "
+                                 "--data.init_args.reviewed '[DIR_OR_FILE, ...]'")
+            object.__setattr__(self, "reviewed_share", float(self.reviewed_share))
         if not 0 <= self.mention_holdout < 1:
             raise ValueError(f"mention_holdout must be in [0, 1), got {self.mention_holdout}")
         if not 0 <= self.random_mentions <= 1:
@@ -193,6 +211,7 @@ class Filler:
         self.recipe, self.taxonomy = recipe, taxonomy
         self.generators: dict[str, MentionSource] = load_generators(recipe.generators or {}, taxonomy)
         self._documents: dict[str, list[AnnotatedDocument]] | None = None
+        self._reviewed: list[AnnotatedDocument] | None = None
         self._banks: dict[tuple[str, bool], MentionBank] = {}
         self._head_outside: frozenset[str] | None = None
 
@@ -211,6 +230,12 @@ class Filler:
                     shares = split_documents(read_corpus([recipe.corpus]), recipe.split, recipe.split_seed)
                 self._documents[name] = shares[name]
         return self._documents
+
+    def reviewed(self) -> list[AnnotatedDocument]:
+        """The reviewed judgments, every span a placeholder of its label (read once; :mod:`thunder.reviewed`)."""
+        if self._reviewed is None:
+            self._reviewed = read_reviewed(self.recipe.reviewed or (), self.taxonomy)
+        return self._reviewed
 
     def head_outside(self, documents: Sequence[AnnotatedDocument] | None = None) -> frozenset[str]:
         """Labels whose head nouns stay outside spans (``head_nouns: corpus``): the convention of ``documents``,
@@ -271,13 +296,13 @@ def with_random_mentions(bank: MentionBank, share: float) -> MentionBank:
     return MentionBank(sources, bank.taxonomy, bank.missing)
 
 
-def check_inputs(tokenizer: str, **paths: str | Sequence[str] | None) -> None:
+def check_inputs(tokenizer: str | None, **paths: str | Sequence[str] | None) -> None:
     """Missing inputs fail when a data module is built, before a Trainer creates any directory."""
     for name, value in paths.items():
         for path in [value] if isinstance(value, str) else value or ():
             if not Path(path).exists():
                 raise FileNotFoundError(f"{name} not found: {path}")
-    if not (Path(tokenizer) / THUNDER_CONFIG).is_file():
+    if tokenizer is not None and not (Path(tokenizer) / THUNDER_CONFIG).is_file():
         raise FileNotFoundError(
             f"tokenizer not found: {tokenizer} is not a Thunder tokenizer directory (no {THUNDER_CONFIG};"
             " write one with `thunder tokenizer train`)"

@@ -14,7 +14,7 @@ from lightning.pytorch import LightningDataModule
 from torch.utils.data import DataLoader
 
 from thunder.annotation import AnnotatedDocument
-from thunder.checkpoint import load_tokenizer
+from thunder.checkpoint import classifier_parts, load_tokenizer
 from thunder.composition import ComposingSynthesizer
 from thunder.data.labels import Example, TokenCollator, token_labels, window_examples
 from thunder.data.loaders import EpochDataset, ResumableDataLoader, evaluation_loader, training_loader
@@ -22,17 +22,33 @@ from thunder.data.recipe import DEMO_TOKENIZER, Filler, Recipe, check_choice, ch
 from thunder.data.splits import SPLITS
 from thunder.mentions import MentionSource
 from thunder.synthesis import SynthesizedDocument, Synthesizer
-from thunder.taxonomy import GRANULARITIES, SCHEMES, LabelSet
+from thunder.taxonomy import LabelSet
 from thunder.tokenizer import ThunderTokenizer, check_windows
 
 TEST_MENTIONS = ("seen", "unseen", "both")
-_RESUME_KEYS = ("seed", "replacement", "split", "split_seed", "mention_holdout", "random_mentions", "compose")
+_RESUME_KEYS = ("seed", "replacement", "split", "split_seed", "mention_holdout", "random_mentions", "compose",
+                "reviewed", "reviewed_share")
+
+
+def reviewed_slots(documents: int, reviewed: int, share: float | None) -> tuple[int, int]:
+    """``(documents, reviewed slots)`` of a training epoch of ``documents`` train-split judgments and ``reviewed``
+    reviewed ones, reviewed judgments making ``share`` of it (None: each once; 1: alone)."""
+    if share is None:
+        return documents, reviewed
+    if share == 1 or documents == 0:
+        return 0, reviewed
+    return documents, max(1, round(documents * share / (1 - share)))
 
 
 class TokenClassificationDataset(EpochDataset):
     """Synthesized, tokenized, labelled and windowed documents; item = all windows of one document.
 
     ``epoch=None`` for training (the epoch comes with the sampler key); a fixed ``epoch`` for validation/test.
+
+    ``reviewed`` judgments (training only) take ``reviewed_slots`` items after the documents (default: one each).
+    The slots of all epochs walk through the reviewed judgments in turn, slot ``j`` of epoch ``e`` being the
+    ``k = e * slots + j``-th: judgment ``k % len(reviewed)``, filled as its epoch ``k // len(reviewed)``, so a
+    judgment seen several times an epoch reads other mentions each time; reviewed judgments are never composed.
     """
 
     def __init__(
@@ -45,20 +61,37 @@ class TokenClassificationDataset(EpochDataset):
         stride: int,
         score_once: bool,
         epoch: int | None = None,
+        reviewed: Sequence[AnnotatedDocument] = (),
+        reviewed_slots: int | None = None,
     ) -> None:
         super().__init__(documents, synthesizer, tokenizer, epoch)
         self.label_set = label_set
         self.max_length, self.stride = max_length, stride
         self.score_once = score_once
+        self.reviewed = list(reviewed)
+        self.reviewed_slots = len(self.reviewed) if reviewed_slots is None else reviewed_slots
+        if self.reviewed_slots and not self.reviewed:
+            raise ValueError(f"{self.reviewed_slots} reviewed slots but no reviewed judgments")
+
+    def __len__(self) -> int:
+        return len(self.items) + self.reviewed_slots
 
     def lengths(self) -> list[int]:
-        """Length of each annotated document in characters: the bucketing key of length-grouped batches."""
-        return [len(doc.text) for doc in self.items]
+        """Length of each item's annotated document in characters (a reviewed slot: the judgment of its first
+        epoch): the bucketing key of length-grouped batches."""
+        reviewed = [len(self.reviewed[j % len(self.reviewed)].text) for j in range(self.reviewed_slots)]
+        return [len(doc.text) for doc in self.items] + reviewed
 
     def synthesize(self, index: int, epoch: int | None = None) -> SynthesizedDocument:
-        """The synthesized text and gold spans of document ``index`` at ``epoch`` (default: the dataset's)."""
+        """The synthesized text and gold spans of item ``index`` at ``epoch`` (default: the dataset's)."""
         epoch, index = self.resolve(index if epoch is None else (epoch, index))
-        return self.synthesizer(self.items[index], epoch=epoch)
+        if index < len(self.items):
+            return self.synthesizer(self.items[index], epoch=epoch)
+        turn = epoch * self.reviewed_slots + index - len(self.items)
+        filler = self.synthesizer  # a reviewed judgment is a court's document as written: never composed
+        if isinstance(filler, ComposingSynthesizer):
+            filler = filler.synthesizer
+        return filler(self.reviewed[turn % len(self.reviewed)], epoch=turn // len(self.reviewed))
 
     def __getitem__(self, key: int | tuple[int, int]) -> list[Example]:
         epoch, index = self.resolve(key)
@@ -81,8 +114,9 @@ class DeIdDataModule(LightningDataModule):
         alias_files: Extra raw-tag alias files (e.g. ``DIR/tag_aliases.json``) for the taxonomy.
         generators: Per-label mention generators replacing the taxonomy's source, ``{label: {class_path,
             init_args}}`` (a class with ``sample(rng, context) -> str``) or ``{label: name}`` of a built-in one.
-        granularity: Entity types to predict: ``binary`` (identifier or not), ``category`` or ``label``.
-        scheme: Tagging scheme, ``IO`` or ``BIO``.
+        granularity: Entity types to predict: ``binary`` (identifier or not), ``category`` or ``label`` (default:
+            the base model's, else ``label``).
+        scheme: Tagging scheme, ``IO`` or ``BIO`` (default: the base model's, else ``IO``).
         max_length: Tokens per window including ``[CLS]`` and ``[SEP]``.
         stride: Tokens shared by consecutive windows of a long document.
         batch_size: Documents per batch (a long document contributes all its windows).
@@ -112,6 +146,16 @@ class DeIdDataModule(LightningDataModule):
         test_dirs: Explicit test directories: any directory of annotated judgments can be a test set.
         group_by_length: Batch documents of similar length together (less padding).
         pad_to_multiple_of: Pad batches to a multiple of this many tokens (e.g. 8 for tensor cores).
+        reviewed: Reviewed judgments to train on beside the train split: span-annotated JSONL files or folders (the
+            review page's download, corrected ``thunder deid --spans`` files; :mod:`thunder.reviewed`). Every span
+            becomes a placeholder of its label, filled afresh every epoch: the identifiers never reach training.
+        reviewed_share: Share of every training epoch's documents that are reviewed judgments (each comes back as
+            often as needed, with other mentions each time; 1: reviewed judgments alone); None: each reviewed
+            judgment once per epoch beside the train split.
+        base_model: A token classifier to adapt (a Thunder ``.ckpt``, an export, an imported or published release):
+            the data is tokenized with its tokenizer and labelled with its label set (taxonomy, granularity,
+            scheme), so ``tokenizer`` and ``taxonomy`` are left out; :class:`~thunder.models.TokenClassifier`
+            starts from it unless given another ``init_from``.
     """
 
     def __init__(
@@ -122,8 +166,8 @@ class DeIdDataModule(LightningDataModule):
         taxonomy: str | None = None,
         alias_files: list[str] | None = None,
         generators: dict[str, Any] | None = None,
-        granularity: Literal["binary", "category", "label"] = "label",
-        scheme: Literal["IO", "BIO"] = "IO",
+        granularity: Literal["binary", "category", "label"] | None = None,
+        scheme: Literal["IO", "BIO"] | None = None,
         max_length: int = 512,
         stride: int = 128,
         batch_size: int = 8,
@@ -142,13 +186,17 @@ class DeIdDataModule(LightningDataModule):
         test_dirs: list[str] | None = None,
         group_by_length: bool = False,
         pad_to_multiple_of: int | None = None,
+        reviewed: list[str] | None = None,
+        reviewed_share: float | None = None,
+        base_model: str | None = None,
     ) -> None:
         super().__init__()
         self.recipe = Recipe(
             data_dir=data_dir, train_dirs=train_dirs, val_dirs=val_dirs, test_dirs=test_dirs,
             mention_dirs=mention_dirs, taxonomy=taxonomy, alias_files=alias_files or (), generators=generators,
             split=split, split_seed=split_seed, mention_holdout=mention_holdout, random_mentions=random_mentions,
-            head_nouns=head_nouns, seed=seed, replacement=replacement, compose=compose,
+            head_nouns=head_nouns, seed=seed, replacement=replacement, compose=compose, reviewed=reviewed,
+            reviewed_share=reviewed_share,
         )  # fmt: skip
         test_mentions = test_mentions or ("both" if mention_holdout > 0 else "seen")
         check_choice("test_mentions", test_mentions, TEST_MENTIONS)
@@ -158,12 +206,11 @@ class DeIdDataModule(LightningDataModule):
         self.test_sets = {"seen": ("",), "unseen": ("unseen",), "both": ("seen", "unseen")}[test_mentions]
         if test_mentions == "seen" and mention_holdout > 0:
             self.test_sets = ("seen",)
-        check_choice("granularity", granularity, GRANULARITIES)
-        check_choice("scheme", scheme, SCHEMES)
         check_windows(max_length, stride)
         check_positive(batch_size=batch_size, pad_to_multiple_of=pad_to_multiple_of or 1)
         if num_workers < 0:
             raise ValueError(f"num_workers must be >= 0, got {num_workers}")
+        self.base_model = base_model
         self.tokenizer_path = str(tokenizer) if tokenizer is not None else str(DEMO_TOKENIZER)
         self.max_length, self.stride = max_length, stride
         self.batch_size, self.num_workers = batch_size, num_workers
@@ -172,18 +219,29 @@ class DeIdDataModule(LightningDataModule):
         recipe = self.recipe
         needs_data_dir = any(recipe.explicit_dirs(name) is None for name in SPLITS)
         check_inputs(
-            self.tokenizer_path, data_dir=recipe.corpus if needs_data_dir else None, mention_dirs=recipe.mention_lists,
-            train_dirs=recipe.train_dirs, val_dirs=recipe.val_dirs, test_dirs=recipe.test_dirs,
+            None if base_model else self.tokenizer_path, data_dir=recipe.corpus if needs_data_dir else None,
+            mention_dirs=recipe.mention_lists, train_dirs=recipe.train_dirs, val_dirs=recipe.val_dirs,
+            test_dirs=recipe.test_dirs, reviewed=recipe.reviewed, base_model=base_model,
         )  # fmt: skip
-        self.taxonomy = recipe.load_taxonomy()
+        if base_model is None:
+            self.taxonomy = recipe.load_taxonomy()
+            self.label_set = LabelSet(self.taxonomy, granularity=granularity or "label", scheme=scheme or "IO")
+        else:
+            if tokenizer is not None or taxonomy is not None:
+                raise ValueError("base_model brings its own tokenizer and taxonomy: leave tokenizer and taxonomy out")
+            self._base_tokenizer, self.label_set = classifier_parts(base_model)
+            for name, value in (("granularity", granularity), ("scheme", scheme)):
+                if value is not None and value != getattr(self.label_set, name):
+                    raise ValueError(f"{name} {value!r} is not the base model's ({getattr(self.label_set, name)!r})")
+            self.taxonomy = self.label_set.taxonomy.with_alias_files(recipe.alias_files)
         self.filler = Filler(recipe, self.taxonomy)
-        self.label_set = LabelSet(self.taxonomy, granularity=granularity, scheme=scheme)
+        self.filler.reviewed()  # read now: a bad reviewed file stops the run before it starts
         self.datasets: dict[str, TokenClassificationDataset] = {}
 
     @cached_property
     def tokenizer(self) -> ThunderTokenizer:
-        """The tokenizer, loaded on first use."""
-        return load_tokenizer(self.tokenizer_path)
+        """The tokenizer: the base model's, else loaded from ``tokenizer`` on first use."""
+        return self._base_tokenizer if self.base_model else load_tokenizer(self.tokenizer_path)
 
     @property
     def generators(self) -> dict[str, MentionSource]:
@@ -215,11 +273,15 @@ class DeIdDataModule(LightningDataModule):
         sets = {name: (documents[name], self.synthesizer(name)) for name in SPLITS}
         if "unseen" in self.test_sets:
             sets["test_unseen"] = (documents["test"], self.synthesizer("test", "heldout"))
+        reviewed = self.filler.reviewed()
+        base, slots = reviewed_slots(len(documents["train"]), len(reviewed), self.recipe.reviewed_share)
+        sets["train"] = (documents["train"][:base], sets["train"][1])
         for name, (docs, synthesizer) in sets.items():
             training = name == "train"
             self.datasets[name] = TokenClassificationDataset(
                 docs, synthesizer, self.tokenizer, self.label_set, self.max_length, self.stride,
-                score_once=not training, epoch=None if training else 0,
+                score_once=not training, epoch=None if training else 0, reviewed=reviewed if training else (),
+                reviewed_slots=slots if training else None,
             )  # fmt: skip
 
     def _collator(self) -> TokenCollator:
