@@ -1,0 +1,100 @@
+"""The adaptation loop end to end on the demo corpus: the review page's spans -> the reviewed JSONL it downloads ->
+``thunder fit --config configs/adapt.yaml --data.init_args.reviewed '[DIR/]'`` -> the adapted model served."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from thunder.checkpoint import load_exported, stored_recipe, tokenizer_fingerprint, write_export
+from thunder.data import DEMO_CORPUS, Filler, Recipe
+from thunder.deid import Deidentifier
+from thunder.mentions import DEMO_MENTIONS
+from thunder.serve import create_app, running
+from thunder.taxonomy import LabelSet
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def post(url: str, path: str, body: dict) -> dict:
+    import urllib.request
+
+    request = urllib.request.Request(url + path, data=json.dumps(body).encode("utf-8"), method="POST",
+                                     headers={"Content-Type": "application/json"})  # fmt: skip
+    with urllib.request.urlopen(request, timeout=60) as response:
+        assert response.status == 200
+        return json.loads(response.read())
+
+
+def reviewed_download(url: str, documents: list[tuple[str, str, list[tuple[int, int, str]]]]) -> str:
+    """What a clerk downloads from the review page ("download reviewed spans"): for each document the service's
+    spans, the wrong ones rejected and the missed ones added (the gold spans), as review.js writes it."""
+    lines = []
+    for doc_id, text, gold in documents:
+        served = post(url, "/v1/deid", {"text": text})["spans"]
+        kept = [(s["start"], s["end"], s["label"]) for s in served if (s["start"], s["end"]) in {g[:2] for g in gold}]
+        added = [g for g in gold if g[:2] not in {k[:2] for k in kept}]
+        rejected = [[s["start"], s["end"], s["label"]] for s in served if (s["start"], s["end"], s["label"]) not in kept]
+        spans = sorted(kept + added)
+        lines.append(json.dumps({"id": doc_id, "text": text, "spans": [list(s) for s in spans], "rejected": rejected},
+                                ensure_ascii=False) + "\n")  # fmt: skip
+    return "".join(lines)
+
+
+@pytest.mark.slow
+def test_review_download_fit_adapt_and_serve(tmp_path: Path, tokenizer, taxonomy, one_thread) -> None:
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_deid import build_tiny_model
+
+    # the model the court runs: an export of a token classifier (random tiny weights: the loop, not the quality)
+    label_set = LabelSet(taxonomy, granularity="category", scheme="IO")
+    base = write_export(tmp_path / "base", build_tiny_model(tokenizer, label_set), tokenizer, label_set,
+                        "token-classification")  # fmt: skip
+    # the court's judgments with the clerk's spans (demo judgments filled once: their gold spans)
+    recipe = Recipe()
+    filler = Filler(recipe, recipe.load_taxonomy())
+    synthesizer = filler.synthesizer("train")
+    judgments = []
+    for doc in filler.documents()["test"][:6]:
+        filled = synthesizer(doc)
+        judgments.append((doc.doc_id, filled.text, [(s.start, s.end, s.label) for s in filled.spans]))
+
+    with running(create_app(Deidentifier.from_pretrained(base, max_length=128, stride=32))) as (url, _):
+        download = reviewed_download(url, judgments)
+    reviews = tmp_path / "my_reviews"
+    reviews.mkdir()
+    (reviews / "reviewed-spans.jsonl").write_text(download, encoding="utf-8")
+
+    command = [
+        sys.executable, "-m", "thunder", "fit", "--config", str(REPO / "configs" / "adapt.yaml"),
+        "--data.init_args.reviewed", f"[{reviews}/]",
+        # the demo corpus and the export instead of the shared corpus and runs/small; a few steps
+        "--data.init_args.base_model", str(base), "--data.init_args.data_dir", str(DEMO_CORPUS),
+        "--data.init_args.mention_dirs", f"[{DEMO_MENTIONS}]", "--data.init_args.alias_files", "[]",
+        "--trainer.max_steps", "6", "--trainer.max_time", "00:00:05:00", "--trainer.precision", "32-true",
+        "--trainer.enable_progress_bar", "false",
+    ]  # fmt: skip
+    result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                            env={**os.environ, "PYTHONPATH": str(REPO)})  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    adapted = tmp_path / "runs" / "adapt" / "checkpoints" / "last.ckpt"
+    assert torch.load(adapted, map_location="cpu", weights_only=True)["global_step"] == 6
+
+    model, adapted_tokenizer, adapted_labels = load_exported(adapted)
+    base_model, _, _ = load_exported(base)
+    assert adapted_labels.to_dict() == label_set.to_dict()
+    assert tokenizer_fingerprint(adapted_tokenizer) == tokenizer_fingerprint(tokenizer)
+    head = "classifier.weight"
+    assert not torch.equal(model.state_dict()[head], base_model.state_dict()[head])  # it trained the base's head
+    stored = stored_recipe(adapted)
+    assert stored["reviewed"] == [f"{reviews}/"] and stored["reviewed_share"] == 0.5
+
+    with running(create_app(Deidentifier.from_pretrained(adapted, max_length=128, stride=32))) as (url, _):
+        served = post(url, "/v1/deid", {"text": "피고인은 2024. 1. 2. 010-2718-2818로 피해자에게 전화하였다."})
+    assert "010-2718-2818" not in served["text"] and served["spans"]
