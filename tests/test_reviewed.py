@@ -78,9 +78,11 @@ def test_bad_spans_name_file_and_line(tmp_path: Path, taxonomy, spans: list, rea
 
 def test_lines_that_are_not_reviewed_documents_are_refused(tmp_path: Path, taxonomy) -> None:
     path = tmp_path / "r.jsonl"
-    path.write_text('{"id": "x", "text": "글"}\n', encoding="utf-8")
+    path.write_text('{"id": "x", "words": "글"}\n', encoding="utf-8")
     with pytest.raises(ReviewError, match=rf"^{path}:1: neither a reviewed document"):
         read_reviewed([path], taxonomy)
+    path.write_text('{"id": "y", "text": "글"}\n', encoding="utf-8")  # no spans: a judgment without identifiers
+    assert [(doc.text, doc.placeholders) for doc in read_reviewed([path], taxonomy)] == [("글", ())]
     with pytest.raises(ReviewError, match="absent: no such file or directory"):
         read_reviewed([tmp_path / "absent"], taxonomy)
 

@@ -8,33 +8,25 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from thunder.data import SPLITS, Filler, Recipe, read_corpus
-from thunder.sources import jsonl_records
+from thunder.reviewed import read_records
 from thunder.synthesis import EntitySpan, SynthesizedDocument
 from thunder.taxonomy import Taxonomy, UnknownTagError
 
 
 def read_gold(path: str | Path, taxonomy: Taxonomy) -> Iterator[SynthesizedDocument]:
     """Documents with gold spans from a JSONL file of ``{"text": ..., "spans": [[start, end, label], ...], "id": ...}``
-    (:func:`thunder.sources.jsonl_records`). Labels may be raw tags; they are resolved through the taxonomy. Errors
-    name the file and line."""
-    path = Path(path)
-    for number, record, reason in jsonl_records(path):
-        where = f"{path}:{number}"
-        if record is None:
-            raise ValueError(f"{where}: {reason}")
-        text, spans = record["text"], []
-        try:
-            for i, raw in enumerate(record.get("spans", [])):
-                start, end, tag = raw[:3]
-                if not (isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(text)):
-                    raise ValueError(f"span {i} {raw!r} is not a range inside the text (length {len(text)})")
-                entity = str(raw[3]) if len(raw) > 3 else f"{tag}:{text[start:end]}"
-                spans.append(EntitySpan(start, end, taxonomy.resolve(str(tag)).label.name, entity))
-        except UnknownTagError as error:
-            raise ValueError(f"{where}: {error}") from None
-        except (ValueError, TypeError, AttributeError) as error:
-            raise ValueError(f"{where}: {error}") from None
-        yield SynthesizedDocument(str(record.get("id", f"{path.stem}:{number}")), text, tuple(spans))
+    (the review page's download; read by :func:`thunder.reviewed.read_records`, which checks every span). Labels may
+    be raw tags; they are resolved through the taxonomy. Errors name the file and line."""
+    for record in read_records(path):
+        spans = []
+        for span in record.spans:
+            try:
+                label = taxonomy.resolve(span.label).label.name
+            except UnknownTagError as error:
+                raise ValueError(f"{record.source}:{span.line}: {error}") from None
+            entity = span.entity if span.entity is not None else f"{span.label}:{record.text[span.start : span.end]}"
+            spans.append(EntitySpan(span.start, span.end, label, entity))
+        yield SynthesizedDocument(record.id, record.text, tuple(spans))
 
 
 def load_documents(

@@ -4,7 +4,7 @@ Two formats, told apart per record (offsets count code points, spans are ``[star
 
 * the review page's download (``reviewed-spans.jsonl``, also ``thunder evaluate``'s gold format): one document per
   line, ``{"id", "text", "spans": [[start, end, label], ...], "rejected": [...]}``; rejected spans are text; a span
-  may carry a fourth element, its entity (gold files);
+  may carry a fourth element, its entity (gold files); a record without ``spans`` has no identifiers;
 * a ``thunder deid --spans`` file after correction: one span per line, ``{"doc", "file", "start", "end", "text",
   "label", ...}``. A document's text is read again from the input ``thunder deid`` read: the text file at the path
   ``doc``, or the record ``doc`` of the JSONL file ``file`` (a relative path is looked up from the current
@@ -74,7 +74,7 @@ def read_records(path: str | Path) -> Iterator[ReviewedDocument]:
             where = f"{path}:{number}"
             if record is None:
                 raise ReviewError(f"{where}: {reason}")
-            if "spans" in record:
+            if "spans" in record or ("text" in record and "doc" not in record):
                 yield _review_page_document(record, path, number)
             elif {"doc", "start", "end", "label"} <= record.keys():
                 pending.setdefault((_optional_str(record.get("file"), where), str(record["doc"])), []).append(
@@ -160,7 +160,7 @@ def _optional_str(value: Any, where: str) -> str | None:
 
 def _review_page_document(record: dict[str, Any], path: Path, number: int) -> ReviewedDocument:
     where = f"{path}:{number}"
-    text, raw_spans = record.get("text"), record["spans"]
+    text, raw_spans = record.get("text"), record.get("spans", [])  # no spans: a judgment without identifiers
     if not isinstance(text, str):
         raise ReviewError(f"{where}: 'text' is not a string")
     if not isinstance(raw_spans, list):
