@@ -86,8 +86,8 @@ def test_review_download_fit_adapt_and_serve(tmp_path: Path, tokenizer, taxonomy
     adapted = tmp_path / "runs" / "adapt" / "checkpoints" / "last.ckpt"
     assert torch.load(adapted, map_location="cpu", weights_only=True)["global_step"] == 6
 
-    model, adapted_tokenizer, adapted_labels = load_exported(adapted)
-    base_model, _, _ = load_exported(base)
+    model, adapted_tokenizer, adapted_labels, _ = load_exported(adapted)
+    base_model = load_exported(base).model
     assert adapted_labels.to_dict() == label_set.to_dict()
     assert tokenizer_fingerprint(adapted_tokenizer) == tokenizer_fingerprint(tokenizer)
     head = "classifier.weight"
