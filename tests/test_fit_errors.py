@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +32,9 @@ def demo_config(tmp_path: Path) -> Path:
         (["--data.init_args.test_dirs", "[{tmp}/missing]"], "test_dirs not found: {tmp}/missing"),
         (["--model.init_args.init_from", "{tmp}/missing.ckpt"], "init_from not found: {tmp}/missing.ckpt"),
         (["--model.init_args.backbone", "nope"], "unknown backbone 'nope'"),
+        (["--data.init_args.reviewed", "[{tmp}/missing]"], "reviewed not found: {tmp}/missing"),
+        (["--data.init_args.reviewed_share", "0.5"], "reviewed_share 0.5 needs reviewed judgments"),
+        (["--data.init_args.base_model", "{tmp}/missing.ckpt"], "base_model not found: {tmp}/missing.ckpt"),
     ],
 )
 def test_config_error_is_one_line_and_creates_nothing(
@@ -55,3 +59,17 @@ def test_console_script_prints_only_the_error(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert result.stderr == "thunder fit: error: init_from not found: nope.ckpt\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["demo.yaml"]
+
+
+def test_a_bad_reviewed_file_is_one_line_naming_file_and_line(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    config = demo_config(tmp_path)
+    reviews = tmp_path / "reviews"
+    reviews.mkdir()
+    record = {"id": "1", "text": "피고인 홍길동은 전화하였다.", "spans": [[4, 7, "내국인이름"], [5, 8, "내국인이름"]]}
+    (reviews / "a.jsonl").write_text("\n" + json.dumps(record, ensure_ascii=False) + "\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as raised:
+        main(["fit", "--config", str(config), "--data.init_args.reviewed", f"[{reviews}]"])
+    assert raised.value.code == 2
+    lines = capfd.readouterr().err.splitlines()
+    assert lines == [f"thunder fit: error: {reviews / 'a.jsonl'}:2: span [5, 8) 내국인이름 overlaps [4, 7) 내국인이름"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["demo.yaml", "reviews"]
