@@ -99,6 +99,9 @@ def test_a_corrected_deid_spans_file_reads_its_documents_again(tmp_path: Path, t
     spans_file = write_jsonl(tmp_path / "case.spans.jsonl", lines)
     (record,) = read_records(spans_file)
     assert record.text == TEXT and [TEXT[s.start : s.end] for s in record.spans] == [NAME, PHONE]
+    write_jsonl(tmp_path / "bare.jsonl", [{k: v for k, v in lines[0].items() if k != "text"}])  # --no_span_text
+    with pytest.raises(ReviewError, match=rf"^{tmp_path / 'bare.jsonl'}:1: the span keeps no text"):
+        read_records(tmp_path / "bare.jsonl").__next__()
     source.write_text(TEXT.replace("피고인 ", "피고인  "), encoding="utf-8")  # one character moved every span
     with pytest.raises(ReviewError, match=rf"^{spans_file}:1: document 'in/case.txt' no longer reads .* changed"):
         read_records(spans_file).__next__()

@@ -8,8 +8,8 @@ Two formats, told apart per record (offsets count code points, spans are ``[star
 * a ``thunder deid --spans`` file after correction: one span per line, ``{"doc", "file", "start", "end", "text",
   "label", ...}``. A document's text is read again from the input ``thunder deid`` read: the text file at the path
   ``doc``, or the record ``doc`` of the JSONL file ``file`` (a relative path is looked up from the current
-  directory, then from the spans file's folder). Where a span kept its ``text``, the document must still read it
-  there: a document edited since review is refused, never misaligned.
+  directory, then from the spans file's folder). The document must still read each span's ``text`` there: a
+  document edited since review is refused, never misaligned (so is a span without its text, ``--no_span_text``).
 
 :func:`read_records` checks every span (inside the text, no overlap, the stored text); :func:`read_reviewed` makes
 training documents of them: each span becomes a placeholder of its label whose content is the entity's letter
@@ -187,7 +187,10 @@ def _spans_file_document(
         where = f"{path}:{number}"
         span = _span(record["start"], record["end"], record["label"], number, None, text, where, changed=True)
         stored = record.get("text")
-        if stored is not None and text[span.start : span.end] != stored:
+        if not isinstance(stored, str):
+            raise ReviewError(f"{where}: the span keeps no text (written with --no_span_text?), so document {doc!r} "
+                              "cannot be checked against the review: write the spans with their text")  # fmt: skip
+        if text[span.start : span.end] != stored:
             raise ReviewError(
                 f"{where}: document {doc!r} no longer reads the reviewed span's text at [{span.start}, {span.end}): "
                 "it changed since review; review it again"
