@@ -7,9 +7,9 @@ import json
 import os
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
-import pytest
 import torch
 
 from thunder.checkpoint import load_exported, stored_recipe, tokenizer_fingerprint, write_export
@@ -23,8 +23,6 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def post(url: str, path: str, body: dict) -> dict:
-    import urllib.request
-
     request = urllib.request.Request(url + path, data=json.dumps(body).encode("utf-8"), method="POST",
                                      headers={"Content-Type": "application/json"})  # fmt: skip
     with urllib.request.urlopen(request, timeout=60) as response:
@@ -33,21 +31,19 @@ def post(url: str, path: str, body: dict) -> dict:
 
 
 def reviewed_download(url: str, documents: list[tuple[str, str, list[tuple[int, int, str]]]]) -> str:
-    """What a clerk downloads from the review page ("download reviewed spans"): for each document the service's
-    spans, the wrong ones rejected and the missed ones added (the gold spans), as review.js writes it."""
+    """What a clerk downloads from the review page ("download reviewed spans", as review.js writes it): for each
+    document the service's spans reviewed against the gold ones: the wrong ones rejected, the right ones kept (with
+    the gold label), the missed ones added."""
     lines = []
     for doc_id, text, gold in documents:
+        ranges = {(start, end) for start, end, _ in gold}
         served = post(url, "/v1/deid", {"text": text})["spans"]
-        kept = [(s["start"], s["end"], s["label"]) for s in served if (s["start"], s["end"]) in {g[:2] for g in gold}]
-        added = [g for g in gold if g[:2] not in {k[:2] for k in kept}]
-        rejected = [[s["start"], s["end"], s["label"]] for s in served if (s["start"], s["end"], s["label"]) not in kept]
-        spans = sorted(kept + added)
-        lines.append(json.dumps({"id": doc_id, "text": text, "spans": [list(s) for s in spans], "rejected": rejected},
-                                ensure_ascii=False) + "\n")  # fmt: skip
+        rejected = [[s["start"], s["end"], s["label"]] for s in served if (s["start"], s["end"]) not in ranges]
+        record = {"id": doc_id, "text": text, "spans": [list(span) for span in gold], "rejected": rejected}
+        lines.append(json.dumps(record, ensure_ascii=False) + "\n")
     return "".join(lines)
 
 
-@pytest.mark.slow
 def test_review_download_fit_adapt_and_serve(tmp_path: Path, tokenizer, taxonomy, one_thread) -> None:
     sys.path.insert(0, str(Path(__file__).parent))
     from test_deid import build_tiny_model
@@ -90,8 +86,8 @@ def test_review_download_fit_adapt_and_serve(tmp_path: Path, tokenizer, taxonomy
     base_model = load_exported(base).model
     assert adapted_labels.to_dict() == label_set.to_dict()
     assert tokenizer_fingerprint(adapted_tokenizer) == tokenizer_fingerprint(tokenizer)
-    head = "classifier.weight"
-    assert not torch.equal(model.state_dict()[head], base_model.state_dict()[head])  # it trained the base's head
+    moved = (model.state_dict()["classifier.weight"] - base_model.state_dict()["classifier.weight"]).abs().max()
+    assert 0 < moved < 0.005  # the base's head after 6 steps at a learning rate of at most 2e-4 (a new one: ~0.08)
     stored = stored_recipe(adapted)
     assert stored["reviewed"] == [f"{reviews}/"] and stored["reviewed_share"] == 0.5
 

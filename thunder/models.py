@@ -37,6 +37,7 @@ from thunder.checkpoint import (
     AUTO_CLASSES,
     ArtefactError,
     Task,
+    classifier_parts,
     config_from_dict,
     has_weights,
     label_set_from_dict,
@@ -53,6 +54,7 @@ from thunder.checkpoint import (
 from thunder.decoding import GROW_THRESHOLD, THRESHOLD, OperatingPoint, entity_tags, token_spans
 from thunder.metrics import TokenMetrics, format_table
 from thunder.sizing import forward_flops_per_token, train_flops_per_token
+from thunder.taxonomy import LabelSetMismatch
 
 # DeBERTa-v3 architecture settings shared by every preset (relative positions only, so any length up to
 # max_position_embeddings works without absolute position embeddings).
@@ -443,17 +445,21 @@ class TokenClassifier(_ThunderModule):
 
     def build(self) -> None:
         """Build the model (see :meth:`_ThunderModule.build`). A token classifier to start from (``init_from``, by
-        default the datamodule's ``base_model``: a ``.ckpt``, an export, an imported or published release) keeps
-        its head and label set, and the datamodule must tokenize and label for it: adaptation."""
+        default the datamodule's ``base_model``: a ``.ckpt``, an export, an imported or published release) whose
+        label set is the data's keeps its head, and the datamodule must tokenize for it: adaptation. With another
+        label set only its encoder is used, under a new head."""
         source = self.hparams.init_from or getattr(self._datamodule(), "base_model", None)
         if self.model is not None or source is None or stored_task(source) != "token-classification":
             return super().build()
+        wanted = self.label_set or getattr(self._datamodule(), "label_set", None)
+        _, label_set = classifier_parts(source)
+        if wanted is not None:
+            try:
+                wanted.check_compatible(label_set.to_dict())
+            except LabelSetMismatch:  # another label set: the encoder under a new head
+                return super().build()
         model, tokenizer, label_set, _ = load_exported(source)
-        if self.label_set is None:
-            self.label_set = getattr(self._datamodule(), "label_set", None)
-        if self.label_set is None:
-            self.label_set = label_set
-        self.label_set.check_compatible(label_set.to_dict())
+        self.label_set = wanted or label_set
         if self.tokenizer is not None and tokenizer_fingerprint(self.tokenizer) != tokenizer_fingerprint(tokenizer):
             raise ArtefactError(f"{source}: the data's tokenizer is not the one the model was trained with (give the "
                                 "data module base_model or the model's tokenizer)")  # fmt: skip
