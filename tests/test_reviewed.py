@@ -143,6 +143,9 @@ def test_reviewed_share_mixes_every_training_epoch(tmp_path: Path) -> None:
     assert len(set(texts)) == len(texts) and not any(NAME in text or PHONE in text for text in texts)
     windows = train[(1, documents)]  # the first reviewed slot of epoch 1: labelled windows of its judgment
     assert windows and any(any(label != 0 for label in window["labels"]) for window in windows)
+    composing = DeIdDataModule(reviewed=[str(path)], reviewed_share=0.5, compose=1.0, max_length=128, stride=32)
+    composing.setup("fit")  # whole judgments composed around every paragraph, but a reviewed judgment stays as written
+    assert [composing.datasets["train"].synthesize(documents + j, epoch=0).text for j in range(documents)] == texts
     alone = DeIdDataModule(reviewed=[str(path)], reviewed_share=1, max_length=128, stride=32)
     alone.setup("fit")
     assert len(alone.datasets["train"]) == 3
