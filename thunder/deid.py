@@ -95,7 +95,7 @@ class DeidResult:
     spans: tuple[DetectedSpan, ...]
 
 
-PROPAGATE_THRESHOLD = 0.8  # a model span spreads to its text's other occurrences from this score (docs/pipeline.md)
+PROPAGATE_THRESHOLD = 0.5  # a model span spreads to its text's other occurrences from this score (docs/pipeline.md)
 _WORD = re.compile(r"\w")
 _ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
 _NON_SPACE = re.compile(r"\S")

@@ -49,9 +49,12 @@ def predictions(deid, texts: list[str], cache: Path | None) -> list[TokenPredict
 
 def build(options: PipelineOptions, loaded: Deidentifier) -> Deidentifier:
     """The pipeline ``options`` describe around the model ``loaded`` already holds."""
-    shared = ("model", "taxonomy")
+    shared = ("model", "taxonomy", "runtime")
     fields = {f.name: getattr(options, f.name) for f in dataclasses.fields(options) if f.name not in shared}
-    return Deidentifier(loaded.model, loaded.tokenizer, loaded.label_set, **fields)
+    for name in ("threshold", "grow_threshold"):  # None: the operating point the model was loaded at
+        fields[name] = getattr(loaded, name) if fields[name] is None else fields[name]
+    fields["grow_threshold"] = None if fields["grow_threshold"] == "off" else fields["grow_threshold"]
+    return Deidentifier(loaded.model, loaded.tokenizer, loaded.label_set, runtime=loaded.runtime, **fields)
 
 
 def row(name: str, report: EvaluationReport, structured_labels: set[str]) -> str:
