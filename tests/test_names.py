@@ -9,7 +9,7 @@ import pytest
 
 from thunder.data import with_random_mentions
 from thunder.mentions import DEMO_MENTIONS, MentionBank, MentionContext
-from thunder.names import _DOUBLE_SURNAMES, _NATIVE_GIVEN, _SURNAMES, PersonNames, ShapeNoise, random_shape
+from thunder.names import DOUBLE_SURNAMES, _NATIVE_GIVEN, _SURNAMES, PersonNames, ShapeNoise, random_shape
 from thunder.taxonomy import Taxonomy
 
 PERSON = MentionContext("내국인이름", (("피해자 ", "(여, 31세)에게"),))
@@ -30,7 +30,7 @@ def test_broad_family_covers_every_form_the_issue_names() -> None:
     korean = [n for n in draws(PersonNames("broad", foreign=0), 4000) if re.fullmatch(r"[가-힣]+", n)]
     given_lengths = {len(split_name(n)[1]) for n in korean}
     assert {1, 2, 3} <= given_lengths
-    assert any(n.startswith(_DOUBLE_SURNAMES) for n in korean)  # 남궁, 황보, ...
+    assert any(n.startswith(DOUBLE_SURNAMES) for n in korean)  # 남궁, 황보, ...
     assert any(" " in n and len(n) > 5 for n in names)  # foreign names in Hangul (응우옌 반 안, 마이클 존슨)
     assert any("·" in n for n in names)
     assert any(re.fullmatch(r"[가-힣]{1,2}[○O*][가-힣]", n) for n in names)  # 홍○동

@@ -18,6 +18,7 @@ from typing import Any
 from thunder.bodies import RequestError
 from thunder.deid import Deidentifier, DeidResult
 from thunder.operators import OperatorChoice
+from thunder.triage import Triage, TriageRule
 
 log = logging.getLogger("thunder.serve")  # the service's log: batching is part of it
 
@@ -42,11 +43,14 @@ class Batcher:
 
     A request with many documents is cut into slices that take turns with other requests'. When every request of
     the running call has ended (client gone, time limit, shutdown), the model stops before its next forward pass
-    (a forward pre-hook), so abandoned work does not hold the model.
+    (a forward pre-hook), so abandoned work does not hold the model. With a ``triage`` rule the results carry
+    possible misses and a risk (:class:`~thunder.triage.TriagedResult`).
     """
 
-    def __init__(self, deidentifier: Deidentifier, max_batch_size: int = 4, max_wait: float = 0.005) -> None:
+    def __init__(self, deidentifier: Deidentifier, max_batch_size: int = 4, max_wait: float = 0.005,
+                 triage: TriageRule | None = None) -> None:  # fmt: skip
         self.deidentifier, self.max_batch_size, self.max_wait = deidentifier, max_batch_size, max_wait
+        self.triage = triage
         self._variants: collections.OrderedDict[tuple, Deidentifier] = collections.OrderedDict()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="thunder-model")
         self.calls = self.documents = self.characters = 0  # model calls made, documents and characters they held
@@ -179,7 +183,8 @@ class Batcher:
         results: list[Any] = [None] * len(batch)
         for options, members in groups.items():
             texts = [text for i in members for text in batch[i][0].texts[batch[i][1] : batch[i][2]]]
-            done = iter(self.variant(*options).deidentify_batch(texts))
+            variant = self.variant(*options)
+            done = iter((Triage(variant, self.triage) if self.triage else variant).deidentify_batch(texts))
             for i in members:
                 results[i] = [next(done) for _ in range(batch[i][2] - batch[i][1])]
         return results

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from thunder.deid import Deidentifier, DeidResult, DetectedSpan
 from thunder.operators import OPERATORS
 from thunder.recognizers import ScoredSpan
+from thunder.triage import PossibleMiss, TriagedResult
 
 DRAIN_BYTES = 64 * 2**20  # an oversized request body up to this size is read and dropped before the 413
 Body = TypeVar("Body", bound=BaseModel)
@@ -80,6 +81,10 @@ class ApplyRequest(Replacement):
 class DeidAnswer(BaseModel):
     text: str
     spans: list[DetectedSpan]
+    risk: float | None = Field(None, description="chance that an identifier was left in, by the triage rule")
+    suggestions: list[PossibleMiss] | None = Field(
+        None, description="possible misses: places left in that may be identifiers (not replaced; source possible_miss)"
+    )
     mapping: dict | None = Field(None, description="present when asked for: one line of a mapping file")
 
 
@@ -168,4 +173,7 @@ def reviewed_spans(body: ApplyRequest, known: dict[str, tuple[str | None, str | 
 
 
 def result_json(result: DeidResult) -> dict:
-    return {"text": result.text, "spans": [asdict(span) for span in result.spans]}
+    answer = {"text": result.text, "spans": [asdict(span) for span in result.spans]}
+    if isinstance(result, TriagedResult):
+        answer.update(risk=result.risk, suggestions=[asdict(miss) for miss in result.suggestions])
+    return answer

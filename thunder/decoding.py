@@ -124,19 +124,21 @@ class TokenPredictions:
     tags: list[int] = field(default_factory=list)
     scores: list[float] = field(default_factory=list)  # 1 - P(O)
     morphemes: list[tuple[int, int]] | None = None  # the text's morpheme_pieces when the tokenizer gave them
+    types: list[int] = field(default_factory=list)  # the most likely entity tag, whatever its probability (triage)
 
 
 def merge_windows(
-    n_docs: int, windows: Sequence, outputs: Sequence[tuple[list[int], list[float]]]
+    n_docs: int, windows: Sequence, outputs: Sequence[tuple[list[int], list[float], list[int]]]
 ) -> list[TokenPredictions]:
     """Concatenate each window's own tokens (every token comes from the window where it is most central)."""
     merged = [TokenPredictions([]) for _ in range(n_docs)]
-    for window, (tags, scores) in zip(windows, outputs):
+    for window, (tags, scores, types) in zip(windows, outputs):
         doc = merged[window.doc]
         own = slice(1 + window.own_start - window.start, 1 + window.own_end - window.start)
         doc.offsets.extend(window.offsets[own])
         doc.tags.extend(tags)
         doc.scores.extend(scores)
+        doc.types.extend(types)
     return merged
 
 

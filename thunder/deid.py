@@ -312,20 +312,21 @@ class Deidentifier:
         """Overlapping windows of every document (``Window.doc`` = index in ``texts``)."""
         return self.tokenizer.encode_windows(list(texts), self.max_length, self.stride)
 
-    def forward_windows(self, windows: Sequence) -> list[tuple[list[int], list[float]]]:
-        """Tags and entity scores (1 - P(O)) of each window's own tokens, ``batch_size`` windows of similar length
-        per pass (:func:`thunder.inference.length_batches`), in the order of ``windows``."""
+    def forward_windows(self, windows: Sequence) -> list[tuple[list[int], list[float], list[int]]]:
+        """Tags, entity scores (1 - P(O)) and most likely entity tags of each window's own tokens, ``batch_size``
+        windows of similar length per pass (:func:`thunder.inference.length_batches`), in the order of ``windows``."""
         from thunder.inference import length_batches
 
-        outputs: list[tuple[list[int], list[float]]] = [([], [])] * len(windows)
+        outputs: list[tuple[list[int], list[float], list[int]]] = [([], [], [])] * len(windows)
         for rows in length_batches([len(w.ids) for w in windows], self.batch_size):
             chunk = [windows[i] for i in rows]
             probs = self.runtime(self.tokenizer.pad([w.ids for w in chunk]))
             tags = entity_tags(probs, self.threshold).cpu().tolist()
             scores = (1 - probs[..., 0]).cpu().tolist()
+            types = (probs[..., 1:].argmax(-1) + 1).cpu().tolist()
             for row, (i, window) in enumerate(zip(rows, chunk)):
                 own = slice(1 + window.own_start - window.start, 1 + window.own_end - window.start)
-                outputs[i] = (tags[row][own], scores[row][own])
+                outputs[i] = (tags[row][own], scores[row][own], types[row][own])
         return outputs
 
     def predict_tokens(self, texts: Sequence[str]) -> list[TokenPredictions]:

@@ -38,6 +38,7 @@ only the ``--split`` that training held out), filled once as the data module fil
 from __future__ import annotations
 
 import itertools
+import math
 import sys
 import time
 from collections import Counter
@@ -55,13 +56,16 @@ from thunder.evaluation_report import (
     LeakedMention,
     Replacements,
     Scores,
+    TriageCurve,
 )
 from thunder.legal import LegalText, official_names
 from thunder.metrics import TokenMetrics
 from thunder.synthesis import SynthesizedDocument
 from thunder.taxonomy import BINARY_TYPE, GRANULARITIES, Label, Taxonomy
+from thunder.triage import REASONS, Triage, TriagedResult, TriageRule
 
 CHAR_TOKENIZATION = "chars"
+REVIEWED_SHARES = (0.05, 0.1, 0.2, 0.5)  # the triage curve: the riskiest 5%, 10%, 20%, 50% of documents reviewed
 
 
 class TokenizerLike(Protocol):
@@ -151,6 +155,39 @@ class _TypeIndex:
         return self.ids.get(name, self.ids[self.OTHER])
 
 
+class _TriageTally:
+    """Per document: risk, leaked mentions, marks; the curve at the end."""
+
+    def __init__(self) -> None:
+        self.ranked: list[tuple[float, int]] = []  # (risk, leaked mentions) per document, in input order
+        self.marks = self.marks_on_leaks = self.found = self.marked_chars = self.chars = 0
+        self.by_reason: Counter[str] = Counter({reason: 0 for reason in REASONS})
+
+    def add(self, text: str, leaked: Sequence[tuple[int, int]], result: TriagedResult) -> None:
+        marked = _covered(len(text), ((m.start, m.end) for m in result.suggestions))
+        self.ranked.append((result.risk, len(leaked)))
+        self.found += sum(1 for start, end in leaked if any(marked[start:end]))
+        self.marks += len(result.suggestions)
+        self.by_reason.update(m.reason for m in result.suggestions)
+        self.marks_on_leaks += sum(1 for m in result.suggestions if any(m.start < e and s < m.end for s, e in leaked))
+        self.marked_chars += sum(1 for i, ch in enumerate(text) if marked[i] and not ch.isspace())
+        self.chars += sum(1 for ch in text if not ch.isspace())
+
+    def curve(self) -> TriageCurve:
+        order = sorted(range(len(self.ranked)), key=lambda i: -self.ranked[i][0])  # stable: ties in input order
+        leaks = [self.ranked[i][1] for i in order]
+        rows = []
+        for share in REVIEWED_SHARES:
+            n = math.ceil(share * len(order))
+            rows.append({"share": share, "documents": n, "leaked_mentions": sum(leaks[:n]),
+                         "leaking_documents": sum(1 for k in leaks[:n] if k)})  # fmt: skip
+        return TriageCurve(
+            documents=len(order), leaked_mentions=sum(leaks), leaking_documents=sum(1 for k in leaks if k), rows=rows,
+            marks=self.marks, marks_on_leaks=self.marks_on_leaks, marks_by_reason=dict(self.by_reason),
+            found_by_marks=self.found, marked_chars=self.marked_chars, chars=self.chars,
+        )  # fmt: skip
+
+
 class _Tally:
     """Accumulates leaks, over-redaction and the token confusion matrix document by document."""
 
@@ -163,6 +200,7 @@ class _Tally:
         self.replacements = Replacements()
         self.legal_text = LegalText()
         self.documents = self.characters = self.tokens = self.non_identifier = self.over_redacted = 0
+        self.triage: _TriageTally | None = None
 
     def add(self, doc: SynthesizedDocument, result: DeidResult) -> None:
         text = doc.text
@@ -171,8 +209,10 @@ class _Tally:
         for span in result.spans:  # a de-identifier that names no source is a model
             sources[span.start : span.end] = [getattr(span, "source", "model")] * (span.end - span.start)
         labels = [_label(self.taxonomy, s.label, doc.doc_id) for s in doc.spans]
-        for span, label in zip(doc.spans, labels):
-            self._add_mention(doc, span, label, replaced)
+        leaked = [(s.start, s.end) for s, label in zip(doc.spans, labels) if self._add_mention(doc, s, label, replaced)]
+        if isinstance(result, TriagedResult):
+            self.triage = self.triage or _TriageTally()
+            self.triage.add(text, leaked, result)
 
         gold = _covered(len(text), ((s.start, s.end) for s in doc.spans))
         legal = self._legal_kinds(text)
@@ -216,10 +256,11 @@ class _Tally:
             kinds[start:end] = [kind] * (end - start)
         return kinds
 
-    def _add_mention(self, doc: SynthesizedDocument, span: Any, label: Label, replaced: bytearray) -> None:
+    def _add_mention(self, doc: SynthesizedDocument, span: Any, label: Label, replaced: bytearray) -> bool:
+        """Count one gold mention; whether it leaked."""
         text = doc.text
         if text[span.start : span.end].isspace():
-            return
+            return False
         survived = _survived(text, span.start, span.end, replaced)
         is_leak = bool(survived)
         partial = is_leak and any(replaced[span.start : span.end])
@@ -243,6 +284,7 @@ class _Tally:
                     right=text[span.end : span.end + self.context],
                 )
             )
+        return is_leak
 
     def _add_tokens(self, doc: SynthesizedDocument, labels: list[Label], result: DeidResult) -> None:
         text, types = doc.text, self.types
@@ -277,6 +319,7 @@ class _Tally:
             replacements=self.replacements,
             seconds=seconds,
             meta={"taxonomy": self.taxonomy.name, "taxonomy_fingerprint": self.taxonomy.fingerprint()},
+            triage=self.triage.curve() if self.triage is not None else None,
         )
 
 
@@ -290,6 +333,7 @@ def evaluate(
     context: int = 30,
     batch_size: int = 8,
     progress: bool = False,
+    triage: TriageRule | None = None,
 ) -> EvaluationReport:
     """Run ``deidentifier`` on every document and score its replaced spans against the gold spans.
 
@@ -306,6 +350,9 @@ def evaluate(
         context: characters of context kept each side of a leaked mention.
         batch_size: documents per ``deidentify_batch`` call.
         progress: show a progress bar on stderr (when it is a terminal).
+        triage: with a :class:`~thunder.deid.Deidentifier`, triage its results by this rule and report the curve
+            (:class:`~thunder.evaluation_report.TriageCurve`); a de-identifier returning
+            :class:`~thunder.triage.TriagedResult` is reported without it.
     """
     if deidentifier is None:
         deidentifier = recognizer_baseline()
@@ -313,6 +360,8 @@ def evaluate(
     tokenizer = tokenizer or getattr(deidentifier, "tokenizer", None)
     types = _TypeIndex(taxonomy, granularity or _granularity_of(deidentifier) or "label")
     tally = _Tally(taxonomy, types, tokenizer, context)
+    if triage is not None and isinstance(deidentifier, Deidentifier):
+        deidentifier = Triage(deidentifier, triage)
     run_batch = getattr(deidentifier, "deidentify_batch", None) or (lambda texts: [deidentifier(t) for t in texts])
     started = time.perf_counter()
     iterator = iter(_progress(documents, progress))

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from thunder.legal import KINDS
+from thunder.triage import REASONS
 
 OVER_REDACTED_SHOWN = 30  # over-redacted texts listed with --show_leaks
 OFFICIAL_NAME = "official name"  # the kind of legal text of a published official's name
@@ -80,6 +81,57 @@ class Replacements:
 
 
 @dataclass
+class TriageCurve:
+    """What reviewing the riskiest documents first finds (:mod:`thunder.triage`), and what the possible-miss marks
+    cover. Documents are ranked by risk, ties in input order; a mark finds a leaked mention it overlaps."""
+
+    documents: int
+    leaked_mentions: int
+    leaking_documents: int
+    rows: list[dict[str, Any]]  # per reviewed share: documents, leaked mentions and leaking documents found
+    marks: int
+    marks_on_leaks: int  # marks that overlap a leaked mention
+    marks_by_reason: dict[str, int]
+    found_by_marks: int  # leaked mentions a mark overlaps
+    marked_chars: int  # non-whitespace characters inside a mark
+    chars: int  # non-whitespace characters of the documents
+
+    @property
+    def mark_recall(self) -> float | None:
+        return self.found_by_marks / self.leaked_mentions if self.leaked_mentions else None
+
+    @property
+    def marked_share(self) -> float | None:
+        return self.marked_chars / self.chars if self.chars else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "mark_recall": self.mark_recall, "marked_share": self.marked_share}
+
+    def format(self) -> list[str]:
+        """Markdown lines: the curve, then the marks."""
+        lines = [
+            f"Triage: {self.leaking_documents} of {self.documents} documents leak ({self.leaked_mentions} leaked "
+            "mentions); reviewing the riskiest documents first finds",
+            "",
+            "| documents reviewed | leaked mentions found | leaking documents found |",
+            "|---|---|---|",
+        ]
+        for row in self.rows:
+            lines.append(
+                f"| {row['share']:.0%} ({row['documents']}) | {_share(row['leaked_mentions'], self.leaked_mentions)}"
+                f" | {_share(row['leaking_documents'], self.leaking_documents)} |"
+            )
+        reasons = ", ".join(f"{count} {REASONS[reason]}" for reason, count in self.marks_by_reason.items() if count)
+        lines += [
+            "",
+            f"Possible misses: {self.marks} marks ({reasons or 'none'}) on {percent(self.marked_share)} of the "
+            f"characters cover {_share(self.found_by_marks, self.leaked_mentions)} of the leaked mentions; "
+            f"{_share(self.marks_on_leaks, self.marks)} of the marks are on a leak",
+        ]
+        return lines
+
+
+@dataclass
 class EvaluationReport:
     """Everything ``thunder evaluate`` reports; ``to_dict`` is the JSON written with ``--json``."""
 
@@ -103,6 +155,7 @@ class EvaluationReport:
     seconds: float
     meta: dict[str, Any] = field(default_factory=dict)
     replacements: Replacements = field(default_factory=Replacements)
+    triage: TriageCurve | None = None
 
     @property
     def over_redaction(self) -> float | None:
@@ -146,6 +199,7 @@ class EvaluationReport:
                 for kind in LEGAL_KINDS
             },
             "leaked_mentions": [m.to_dict() for m in self.leaked],
+            "triage": self.triage.to_dict() if self.triage is not None else None,
         }
 
     def summary_row(self, name: str) -> tuple[str, str]:
@@ -209,6 +263,8 @@ class EvaluationReport:
             f"({self.over_redacted_chars} of {self.non_identifier_chars} non-identifier characters replaced)",
         ]
         lines += self._replacement_tables()
+        if self.triage is not None:
+            lines += ["", *self.triage.format()]
         if show_leaks:
             lines += ["", f"Leaked mentions ({len(self.leaked)}):"]
             lines += [_format_leak(m) for m in self.leaked]
@@ -241,6 +297,10 @@ def _num(value: float) -> str:
 
 def percent(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:.2f}%"
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{percent(part / whole if whole else None)} ({part}/{whole})"
 
 
 def _leak(count: LeakCount | None) -> str:

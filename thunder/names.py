@@ -18,7 +18,7 @@ from faker.providers.person.ko_KR import Provider as _FakerPerson
 from thunder.identifiers.context import MentionContext, infer_gender
 from thunder.taxonomy import head_noun
 
-__all__ = ["FAMILIES", "PersonNames", "ShapeNoise", "compose_syllable", "random_shape"]
+__all__ = ["DOUBLE_SURNAMES", "FAMILIES", "PersonNames", "ShapeNoise", "compose_syllable", "random_shape"]
 
 FAMILIES = ("broad", "unseen")
 
@@ -31,12 +31,12 @@ _RARE_SURNAMES = tuple(
         if c not in _FAKER_SURNAMES
     )
 )
-_DOUBLE_SURNAMES = ("남궁", "황보", "제갈", "선우", "독고", "사공", "서문", "동방", "어금", "망절")
-_SURNAMES = (*_FAKER_SURNAMES, *_RARE_SURNAMES, *_DOUBLE_SURNAMES)
+DOUBLE_SURNAMES = ("남궁", "황보", "제갈", "선우", "독고", "사공", "서문", "동방", "어금", "망절")
+_SURNAMES = (*_FAKER_SURNAMES, *_RARE_SURNAMES, *DOUBLE_SURNAMES)
 # common surnames keep their frequencies; every rare one weighs as much as the rarest common one / 4
 _SURNAME_WEIGHTS = (
     *_FAKER_SURNAMES.values(),
-    *[min(_FAKER_SURNAMES.values()) / 4] * (len(_RARE_SURNAMES) + len(_DOUBLE_SURNAMES)),
+    *[min(_FAKER_SURNAMES.values()) / 4] * (len(_RARE_SURNAMES) + len(DOUBLE_SURNAMES)),
 )
 # syllables of Korean given names, common and rare (Sino-Korean name characters and native-word syllables)
 _GIVEN_SYLLABLES = tuple(

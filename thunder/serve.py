@@ -52,6 +52,7 @@ from thunder.bodies import (
 )
 from thunder.deid import Deidentifier, DeidResult
 from thunder.mapping import MappingKey
+from thunder.triage import TriageRule
 
 REVIEW_DIR = Path(__file__).resolve().parent / "resources" / "review"
 DOCS_DIR = Path(swagger_ui_path)  # Swagger UI's files, installed with the package swagger-ui-bundle-v2
@@ -93,14 +94,16 @@ def create_app(
     request_timeout: float = 300.0,
     key: MappingKey | None = None,
     token: str | None = None,
+    triage: TriageRule | None = TriageRule(),
 ) -> "Service":
     """The service: ``GET /`` (review page), ``GET /health``, ``GET /v1/labels``, ``POST /v1/deid``,
     ``POST /v1/deid/batch``, ``POST /v1/apply``, ``GET /docs`` and ``/openapi.json``. With ``token``, the
     ``/v1/`` endpoints need ``Authorization: Bearer <token>``; each POST is answered within ``request_timeout``
-    seconds (504 past it)."""
+    seconds (504 past it). ``/v1/deid`` and ``/v1/deid/batch`` answer each document's ``risk`` and ``suggestions``
+    (possible misses, not replaced) by the ``triage`` rule (``None``: neither)."""
     if not request_timeout > 0:
         raise ValueError(f"request_timeout must be positive, got {request_timeout}")
-    batcher, lifecycle = Batcher(deidentifier, max_batch_size, max_wait), Lifecycle()
+    batcher, lifecycle = Batcher(deidentifier, max_batch_size, max_wait, triage), Lifecycle()
     known = span_labels(deidentifier)
     taxonomy, label_set = deidentifier.taxonomy, deidentifier.label_set
 

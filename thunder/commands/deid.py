@@ -18,6 +18,7 @@ from thunder.deid import Deidentifier, PipelineOptions
 from thunder.mapping import MappingKey, MappingWriter
 from thunder.plan import INTERRUPTED, Layout, OutputPlan, catch_signals, mirror_slots, run_settings
 from thunder.sources import Document, InputError, list_inputs, read_documents
+from thunder.triage import ReviewQueue, Triage, TriageRule
 
 
 def _batches(documents: Iterator[Document], plan: OutputPlan, size: int) -> Iterator[list[Document]]:
@@ -35,7 +36,13 @@ def _batches(documents: Iterator[Document], plan: OutputPlan, size: int) -> Iter
         yield batch
 
 
-def _process(deidentifier: Deidentifier, batch: list[Document], plan: OutputPlan, mapping: MappingWriter | None) -> None:
+def _process(
+    deidentifier: Deidentifier | Triage,
+    batch: list[Document],
+    plan: OutputPlan,
+    mapping: MappingWriter | None,
+    queue: ReviewQueue | None = None,
+) -> None:
     """De-identify and write a batch; when it fails, each document alone, so one bad document stops no other."""
     try:
         results: list = deidentifier.deidentify_batch([d.text for d in batch])
@@ -50,9 +57,12 @@ def _process(deidentifier: Deidentifier, batch: list[Document], plan: OutputPlan
         except Exception as error:  # reported per document; the run goes on and exits 1
             plan.fail(doc.where, f"not de-identified ({type(error).__name__}: {error})")
             continue
-        if mapping is not None:  # the mapping and spans first: the output marks the document done
+        slot = plan.slot_of(doc)
+        if mapping is not None:  # the mapping, queue and spans first: the output marks the document done
             mapping.add(doc.id, doc.text, result)
-        plan.write(plan.slot_of(doc), result)
+        if queue is not None:
+            queue.add(slot.doc if slot else doc.id, slot.name if slot else None, result)
+        plan.write(slot, result)
 
 
 def deid_command(
@@ -65,6 +75,8 @@ def deid_command(
     no_span_text: bool = False,
     mapping: str | None = None,
     key_file: str | None = None,
+    review_queue: str | None = None,
+    triage: TriageRule = TriageRule(),
 ) -> None:
     """De-identify text files, directories (*.txt, *.md, *.jsonl recursively), JSONL ({"id", "text"} per line) or stdin.
 
@@ -86,6 +98,10 @@ def deid_command(
         mapping: append each document's entity <-> placeholder table, encrypted and authenticated (AES-GCM), to this
             file, for authorised re-identification (`thunder reidentify`); needs --key_file.
         key_file: the mapping key (created, readable by the owner only, when it does not exist).
+        review_queue: write the documents ranked by risk to this JSONL file when the run ends (id, file, risk,
+            number of possible misses, the top reasons; see thunder.triage); a re-run keeps the records of the
+            documents already done.
+        triage: the triage rule (--near_margin, --near_weight, --cut_word_weight, --part_weight, ...).
     """
     try:
         listing = list_inputs(inputs)
@@ -95,7 +111,8 @@ def deid_command(
         plan = OutputPlan("thunder deid", Layout.MIRROR, out_dir, listing, mirror_slots(listing), in_place=in_place,
                           spans=spans_path, with_span_text=not no_span_text)  # fmt: skip
         plan.check({"--spans": spans_path, "--mapping": Path(mapping) if mapping else None,
-                    "--key_file": Path(key_file) if key_file else None})  # fmt: skip
+                    "--key_file": Path(key_file) if key_file else None,
+                    "--review_queue": Path(review_queue) if review_queue else None})  # fmt: skip
     except InputError as error:
         raise SystemExit(f"thunder deid: error: {error}") from None
     deidentifier = pipeline.build()
@@ -104,7 +121,7 @@ def deid_command(
     settings = run_settings(pipeline, deidentifier, layout=Layout.MIRROR.value, spans=_absolute(spans_path),
                             span_text=not no_span_text, mapping=_absolute(mapping))  # fmt: skip
     restore = catch_signals()  # Ctrl-C and SIGTERM: KeyboardInterrupt, finished documents stay written
-    writer = None
+    writer = queue = None
     try:
         plan.claim(settings, overwrite)
         plan.resume()
@@ -114,9 +131,13 @@ def deid_command(
             done = {slot.doc for slot in plan.slots if plan.is_done(slot)}  # ids alone: a done one's records stay
             writer.drop_unfinished({slot.doc for slot in plan.pending()} - done, {slot.doc for slot in plan.slots})
             plan.appended(Path(mapping), writer.start)
+        if review_queue is not None:
+            done = {(slot.name, slot.doc) for slot in plan.slots if plan.is_done(slot)}
+            queue = ReviewQueue(review_queue, keep=lambda r: (r.get("file"), str(r.get("id"))) in done)
         plan.save_record()
+        model = Triage(deidentifier, triage) if review_queue is not None else deidentifier
         for batch in _batches(read_documents(listing), plan, pipeline.batch_size):
-            _process(deidentifier, batch, plan, writer)
+            _process(model, batch, plan, writer, queue)
     except InputError as error:
         raise SystemExit(f"thunder deid: error: {error}") from None
     except KeyboardInterrupt:
@@ -127,6 +148,8 @@ def deid_command(
         restore()
         if writer is not None:
             writer.close()
+        if queue is not None:
+            queue.close()
         plan.close()
     plan.report(summary=bool(plan.counts.failed or out_dir is not None))
     if plan.counts.failed:

@@ -21,6 +21,7 @@ from thunder.evaluate import evaluate
 from thunder.evaluation_report import EvaluationReport
 from thunder.gold import load_documents, read_gold
 from thunder.synthesis import SynthesizedDocument
+from thunder.triage import TriageRule
 
 
 @dataclass
@@ -98,13 +99,15 @@ def evaluate_command(
     limit: int | None = None,
     context: int = 30,
     name: str | None = None,
+    triage: TriageRule = TriageRule(),
 ) -> EvaluationReport | dict[str, EvaluationReport]:
     """Score a de-identification model (or the recognizers alone) on documents with gold spans.
 
     Prints Markdown tables: binary and micro token P/R/F1, leak rates (all, direct/quasi, per category,
-    per direct label) and over-redaction. The model, recognizers, operators, windows and threshold are the
-    options of ``thunder deid``, so a custom recognizer or operator is evaluated exactly as it will run. The
-    documents are the training recipe's (see the recipe options), filled as ``thunder test`` fills them.
+    per direct label), over-redaction and the triage curve (what reviewing the riskiest 5/10/20/50% of documents
+    first finds, and what the possible-miss marks cover). The model, recognizers, operators, windows and threshold
+    are the options of ``thunder deid``, so a custom recognizer or operator is evaluated exactly as it will run.
+    The documents are the training recipe's (see the recipe options), filled as ``thunder test`` fills them.
 
     Args:
         recognizers_only: the no-model baseline: pattern recognizers alone (instead of --model).
@@ -120,6 +123,8 @@ def evaluate_command(
         limit: evaluate only the first N documents.
         context: characters of context each side of a leaked mention.
         name: system name in the tables (default: the model path, or "recognizers").
+        triage: the triage rule (--near_margin, --near_weight, --near_power, --cut_word_weight, --part_weight, ...;
+            see thunder.triage), as ``thunder deid --review_queue`` applies it.
     """
     if (pipeline.model is None) == (not recognizers_only):
         raise ValueError("give exactly one of --model DIR_OR_CKPT and --recognizers_only true")
@@ -146,7 +151,7 @@ def evaluate_command(
             documents = load_documents(settings, tax, split=split, mentions=part, limit=limit)
         reports[part] = evaluate(
             deidentifier, documents, taxonomy=tax, tokenizer=token_source, granularity=granularity, context=context,
-            batch_size=pipeline.batch_size, progress=True,
+            batch_size=pipeline.batch_size, progress=True, triage=triage,
         )  # fmt: skip
     model = pipeline.model
     system = name or (model if model else "recognizers")
@@ -170,6 +175,7 @@ def evaluate_command(
         "split_seed": settings.split_seed if split or settings.mention_holdout else None,
         "limit": limit,
         "operating_point": deidentifier.operating_point.to_dict() if model else None,  # the model's unless given
+        "triage": dataclasses.asdict(triage),
         "thunder_version": thunder.__version__,
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }

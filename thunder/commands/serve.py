@@ -6,6 +6,7 @@ import logging
 import ssl
 
 from thunder.deid import PipelineOptions
+from thunder.triage import TriageRule
 
 
 def serve_command(
@@ -22,6 +23,7 @@ def serve_command(
     max_wait_ms: float = 5.0,
     request_timeout: float = 300.0,
     graceful_timeout: int = 30,
+    triage: TriageRule = TriageRule(),
 ) -> None:
     """Serve POST /v1/deid, /v1/deid/batch, /v1/apply, GET /health, /v1/labels, the API description (/docs,
     /openapi.json) and the review page at / until SIGINT/SIGTERM.
@@ -44,6 +46,8 @@ def serve_command(
             hangs up stops its work too.
         graceful_timeout: seconds in-flight requests get to finish after SIGINT/SIGTERM (those that cannot are
             answered 503 two seconds before it ends).
+        triage: the rule behind each answer's risk and possible misses (--near_margin, --cut_word_weight, ...;
+            see thunder.triage).
     """
     from thunder.mapping import MappingKey
     from thunder.serve import check_host, create_app, read_token, serve
@@ -65,7 +69,7 @@ def serve_command(
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     app = create_app(pipeline.build(), max_request_bytes=max_request_bytes, max_documents=max_documents,
                      max_batch_size=max_batch_size, max_wait=max_wait_ms / 1000, request_timeout=request_timeout,
-                     key=key, token=token)  # fmt: skip
+                     key=key, token=token, triage=triage)  # fmt: skip
     scheme = "https" if ssl_certfile else "http"
     logging.getLogger("thunder.serve").info("review page at %s://%s:%d/, API description at /docs", scheme, host, port)
     serve(app, host, port, graceful_timeout, ssl_certfile, ssl_keyfile)
