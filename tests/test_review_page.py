@@ -393,11 +393,11 @@ def test_a_batch_of_files(page, tmp_path: Path) -> None:
 class EveryName(Deidentifier):
     """Marks every three-syllable name of ``long_judgment`` (about 10,000 highlights in 100,000 characters)."""
 
-    def deidentify_batch(self, texts):
+    def finish(self, text, prediction):
         import re
 
-        return [self.apply(text, [ScoredSpan(m.start(), m.end(), "내국인이름", 0.9, "model")
-                                  for m in re.finditer(r"(?<=증인 )[가-힣]{3}", text)]) for text in texts]  # fmt: skip
+        return self.apply(text, [ScoredSpan(m.start(), m.end(), "내국인이름", 0.9, "model")
+                                 for m in re.finditer(r"(?<=증인 )[가-힣]{3}", text)])  # fmt: skip
 
 
 def long_judgment(names: int = 10_000) -> str:
@@ -449,9 +449,9 @@ def test_a_long_judgment_is_paged_and_clicks_touch_one_mark(browser, long_servic
 
 
 class Slow(Deidentifier):
-    def deidentify_batch(self, texts):
+    def predict_tokens(self, texts):
         time.sleep(3)
-        return super().deidentify_batch(texts)
+        return super().predict_tokens(texts)
 
 
 def test_progress_and_cancel(browser) -> None:

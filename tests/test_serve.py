@@ -37,6 +37,7 @@ from thunder.deid import Deidentifier  # noqa: E402
 from thunder.mapping import Mapping, MappingKey, reidentify  # noqa: E402
 from thunder.serve import create_app, running, serve  # noqa: E402
 from thunder.taxonomy import LabelSet, Taxonomy  # noqa: E402
+from thunder.triage import TriageRule  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SECRET_NAME = "홍비밀"
@@ -91,13 +92,13 @@ class Recording(Deidentifier):
         self.delay, self.fail, self.batches = delay, fail, []
         self.entered = threading.Event()
 
-    def deidentify_batch(self, texts):
+    def predict_tokens(self, texts):  # the model step, also under triage
         self.batches.append(len(texts))
         self.entered.set()
         time.sleep(self.delay)
         if self.fail:  # like the pipeline's own errors, the message quotes the text
             raise RuntimeError(f"cannot remove {texts[0]!r}")
-        return super().deidentify_batch(texts)
+        return super().predict_tokens(texts)
 
 
 @pytest.fixture(scope="module")
@@ -149,7 +150,25 @@ def test_deid_endpoint(service) -> None:
     assert SECRET_TEXT[first["start"] : first["end"]] == first["text"] == SECRET_PHONE
     status, data = post(url, "/v1/deid", {"text": SECRET_TEXT, "operator": "tag", "threshold": 0.3})
     assert status == 200 and "[전화번호]" in data["text"]
-    assert post(url, "/v1/deid", {"text": ""}) == (200, {"text": "", "spans": []})
+    assert post(url, "/v1/deid", {"text": ""}) == (200, {"text": "", "spans": [], "risk": 0.0, "suggestions": []})
+
+
+def test_deid_answers_carry_possible_misses_and_a_risk(service) -> None:
+    """Triage: a place left in that may be an identifier is a suggestion beside the spans, never replaced."""
+    url, _ = service
+    text = "연락처010-2345-6789로 연락하였다."  # the phone is replaced; the word it was glued to is left in
+    status, data = post(url, "/v1/deid", {"text": text})
+    assert status == 200 and data["text"] == "연락처A로 연락하였다."
+    (miss,) = data["suggestions"]
+    assert (miss["text"], miss["source"], miss["reason"], miss["label"]) == ("연락처", "possible_miss", "cut_word", "전화번호")
+    assert text[miss["start"] : miss["end"]] == "연락처" and miss["placeholder"] == "A"
+    assert data["risk"] == miss["score"] == TriageRule().cut_word_weight
+    status, data = post(url, "/v1/deid/batch", {"documents": [text, "전화 010-1111-2222로 연락하였다."]})
+    assert [r["risk"] for r in data["results"]] == [TriageRule().cut_word_weight, 0.0]
+    assert [len(r["suggestions"]) for r in data["results"]] == [1, 0]
+    with running(create_app(Deidentifier(), triage=None)) as (plain, _):
+        status, data = post(plain, "/v1/deid", {"text": text})
+    assert status == 200 and set(data) == {"text", "spans"}
 
 
 BAD_BODIES = [

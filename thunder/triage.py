@@ -15,7 +15,8 @@ A possible miss is one of (each switched off by a weight of 0 in :class:`TriageR
   and digits touching the span, less the particles after it, labelled as the span.
 - ``entity_part``: a part of a detected entity left elsewhere as a word of its own: a person's given name, or the
   surname with a title (``홍길동`` replaced, ``길동`` or ``홍씨`` left), and the lower part of a detected entity of
-  several words (``서울 강남구 테헤란로 123`` replaced, ``테헤란로 123`` left; ``주식회사 향슈퍼``'s ``향슈퍼``).
+  several words, itself of several words or with a digit (``서울 강남구 테헤란로 123`` replaced, ``테헤란로 123`` or
+  ``강남구 테헤란로 123`` left; a last word alone such as ``방송국`` of ``YTN 방송국`` is too often a common noun).
 
 Overlapping marks merge into one, named by its most probable member. A mark is a leak with probability
 ``near_weight * min(1, score / threshold) ** near_power`` (``near_threshold``; ``score`` its highest token), or
@@ -214,7 +215,7 @@ def entity_parts(
     text: str, spans: Sequence[DetectedSpan], replaced: bytearray, rule: TriageRule, is_person: Callable[[str], bool]
 ) -> list[tuple[int, int, DetectedSpan]]:
     """Parts of detected entities left in as words of their own, as ``(start, end, first mention)``: a person's
-    given name and surname with a title, every lower part of an entity of several words."""
+    given name and surname with a title, the lower parts of an entity of several words (see the module docstring)."""
     firsts: dict[str, DetectedSpan] = {}
     for span in spans:
         firsts.setdefault(span.placeholder, span)
@@ -227,9 +228,11 @@ def entity_parts(
             for part in ([given] if len(given) >= 2 else []) + [surname + title for title in rule.part_titles]:
                 parts.setdefault(part, span)
         words = span.text.split()
-        for first in range(1, len(words)):
+        for first in range(1, len(words)):  # a lower part: several words, or one with a digit (테헤란로 123, 1001호)
             part = "".join(words[first:])
-            if len(part) >= rule.part_min_chars and any(c.isalpha() for c in part):
+            if len(part) >= rule.part_min_chars and any(c.isalpha() for c in part) and (
+                first < len(words) - 1 or any(c.isdigit() for c in part)
+            ):
                 parts.setdefault(entity_key(part), span)
     return [(start, end, parts[key]) for start, end, key in find_keys(text, parts)
             if not any(replaced[start:end]) and _is_word(text, start, end)]  # fmt: skip

@@ -54,8 +54,10 @@ function newDoc(id, text) {
   return { id, text, chars: Array.from(text), spans: [], output: "", dirty: false, page: 0, cursor: -1, undo: [] };
 }
 
-function spanOf({ start, end, label, category, tier1, placeholder, score, source }, spanState, checked = false) {
-  return { start, end, label, category, tier1, placeholder, score, source, state: spanState, checked };
+function spanOf({ start, end, label, category, tier1, placeholder, score, source, reason }, spanState,
+                checked = false) {
+  return { start, end, label, category, tier1, placeholder, score, source, reason: reason ?? null, state: spanState,
+           checked };
 }
 
 function adopt(d, result) {
@@ -66,8 +68,9 @@ function adopt(d, result) {
   const overlaps = (r) => spans.some((s) => applied(s) && s.start < r.end && r.start < s.end);
   const rejected = d.spans.filter((r) => r.state === "rejected");
   const kept = rejected.filter((r) => !overlaps(r));
+  const pending = result.suggestions ? [] : d.spans.filter((r) => r.state === "suggested" && !overlaps(r));
   d.spans = spans.filter((s) => applied(s) || !kept.some((r) => s.start < r.end && r.start < s.end))
-                 .concat(kept).sort((a, b) => a.start - b.start);
+                 .concat(kept, pending).sort((a, b) => a.start - b.start);  // undecided possible misses stay
   d.output = result.text;
   d.dirty = false;
   return rejected.length - kept.length;  // rejected spans replaced anyway (the same text is kept elsewhere)
@@ -225,8 +228,8 @@ function badge(span) {
 function paint(mark, span, index) {
   mark.className = `span ${span.state} source-${span.source}${index === doc().cursor ? " cursor" : ""}`;
   mark.dataset.badge = badge(span);
-  mark.title = `${span.label} · ${span.category || "-"} · ${span.source} · ${Number(span.score).toFixed(2)} · ` +
-               span.state;
+  mark.title = `${span.label} · ${span.category || "-"} · ${span.reason || span.source} · ` +
+               `${Number(span.score).toFixed(2)} · ${span.state}`;
   mark.style.setProperty("--color", colorOf(span.category || span.label));
 }
 
@@ -390,7 +393,11 @@ function decided(span, target) {
 function setSpans(indices, target) {
   const d = doc();
   remember();
-  for (const i of indices) Object.assign(d.spans[i], { state: decided(d.spans[i], target), checked: true });
+  for (const i of indices) {
+    const span = d.spans[i];
+    if (span.state === "suggested" && target !== "rejected") span.source = "reviewer";  // accepted: the reviewer's
+    Object.assign(span, { state: decided(span, target), checked: true });
+  }
   changed(indices);
 }
 
