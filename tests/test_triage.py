@@ -3,6 +3,7 @@ of ``thunder deid`` and the triage curve of ``thunder evaluate``."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -262,7 +263,7 @@ def test_the_triage_curve_of_thunder_evaluate(tmp_path: Path) -> None:
     out = tmp_path / "report.json"
     main(["evaluate", "--recognizers_only", "true", "--data", str(data_file), "--json", str(out)])
     saved = json.loads(out.read_text(encoding="utf-8"))
-    assert saved["triage"]["rows"] == data["rows"] and saved["meta"]["triage"]["cut_word_weight"] == 0.18
+    assert saved["triage"]["rows"] == data["rows"] and saved["meta"]["triage"] == dataclasses.asdict(TriageRule())
 
 
 def _gold(text: str, mention: str, label: str) -> EntitySpan:

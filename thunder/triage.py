@@ -72,11 +72,11 @@ class TriageRule:
     """
 
     near_margin: float = 4.6
-    near_weight: float = 0.3
-    near_power: float = 0.7
-    cut_word_weight: float = 0.18
+    near_weight: float = 0.25
+    near_power: float = 0.9
+    cut_word_weight: float = 0.14
     cut_word_keep: tuple[str, ...] = ("호", "동", "층", "번", "실", "건물", "회사", "계좌")
-    part_weight: float = 0.5
+    part_weight: float = 0.3
     part_titles: tuple[str, ...] = ("씨", "모", "군", "양")
     part_min_chars: int = 3
     person_subcategories: tuple[str, ...] = ("인명",)
