@@ -47,11 +47,13 @@ const doc = () => state.docs[state.current];
 const textOf = (d, s) => d.chars.slice(s.start, s.end).join("");
 const keyOf = (d, s) => textOf(d, s).replace(/\s+/g, "");  // an entity: every mention of the same text, spacing aside
 const applied = (s) => s.state === "accepted" || s.state === "added";
+const undecided = (d) => d.spans.filter((s) => s.state === "suggested").length;  // possible misses not yet decided
 
 // ------------------------------------------------------------------------------------------------ documents
 
 function newDoc(id, text) {
-  return { id, text, chars: Array.from(text), spans: [], output: "", dirty: false, page: 0, cursor: -1, undo: [] };
+  return { id, text, chars: Array.from(text), spans: [], output: "", dirty: false, page: 0, cursor: -1, undo: [],
+           risk: null };
 }
 
 function spanOf({ start, end, label, category, tier1, placeholder, score, source, reason }, spanState,
@@ -73,6 +75,7 @@ function adopt(d, result) {
                  .concat(kept, pending).sort((a, b) => a.start - b.start);  // undecided possible misses stay
   d.output = result.text;
   d.dirty = false;
+  if (result.risk !== undefined) d.risk = result.risk;  // the triage's chance that something was left in
   return rejected.length - kept.length;  // rejected spans replaced anyway (the same text is kept elsewhere)
 }
 
@@ -104,8 +107,10 @@ async function deidentifyAll(items) {
   showDocList();
   select(0);
   save();
-  const spans = state.docs.reduce((n, d) => n + d.spans.length, 0);
-  setStatus(`${state.docs.length} document(s), ${spans} span(s)`);
+  const suggested = state.docs.reduce((n, d) => n + undecided(d), 0);
+  const spans = state.docs.reduce((n, d) => n + d.spans.length, 0) - suggested;
+  setStatus(`${state.docs.length} document(s), ${spans} span(s)` +
+            (suggested ? `, ${suggested} possible miss(es) (dashed: a accepts, r rejects)` : ""));
 }
 
 function startRun(total) {
@@ -142,7 +147,7 @@ function showDocList() {
   state.docs.forEach((d, i) => {
     const button = document.createElement("button");
     button.type = "button";
-    button.textContent = `${d.id} (${d.spans.length})`;
+    button.textContent = `${d.id} (${d.spans.length - undecided(d)}${d.risk ? `, risk ${d.risk.toFixed(2)}` : ""})`;
     button.addEventListener("click", () => select(i));
     nav.append(button);
   });
@@ -312,9 +317,12 @@ function entities(d) {
   const groups = new Map();
   d.spans.forEach((s, i) => {
     const key = keyOf(d, s);
-    if (!groups.has(key)) groups.set(key, { key, text: textOf(d, s), label: s.label, first: i, kept: 0, rejected: 0 });
+    if (!groups.has(key)) {
+      groups.set(key, { key, text: textOf(d, s), label: s.label, first: i, mentions: 0, kept: 0, rejected: 0 });
+    }
     const group = groups.get(key);
-    if (applied(s)) group.kept++; else group.rejected++;
+    group.mentions++;  // a possible miss still undecided is neither kept nor rejected
+    if (applied(s)) group.kept++; else if (s.state === "rejected") group.rejected++;
   });
   return [...groups.values()];
 }
@@ -330,7 +338,7 @@ function renderEntities() {  // only while the table is open, at most every 200 
     const shown = all.filter((e) => !filter || e.text.includes(filter) || e.label.includes(filter)).slice(0, 300);
     const rows = shown.map((e) => {
       const row = document.createElement("tr");
-      const cells = [e.text, e.label, e.kept + e.rejected, e.kept, e.rejected];
+      const cells = [e.text, e.label, e.mentions, e.kept, e.rejected];
       for (const value of cells) row.insertCell().textContent = value;
       row.cells[0].className = "go";
       row.cells[0].addEventListener("click", () => showSpan(e.first));
@@ -507,8 +515,9 @@ async function reapply() {
   const overridden = await reapplyDoc(d);
   refresh();
   save();
-  setStatus(`re-applied: ${d.spans.length} span(s)` + (overridden ? `; ${overridden} rejected span(s) replaced ` +
-            "anyway because the same text is kept elsewhere: reject every occurrence" : ""));
+  setStatus(`re-applied: ${d.spans.length - undecided(d)} span(s)` +
+            (overridden ? `; ${overridden} rejected span(s) replaced anyway because the same text is kept ` +
+                          "elsewhere: reject every occurrence" : ""));
 }
 
 async function reviewed(docs) {
@@ -555,7 +564,7 @@ async function downloadText() {
 function downloadSpans() {  // gold format of thunder.gold.read_gold: {"id", "text", "spans": [[s, e, label]]}
   const lines = state.docs.map((d) => JSON.stringify({
     id: d.id, text: d.text, spans: d.spans.filter(applied).map((s) => [s.start, s.end, s.label]),
-    rejected: d.spans.filter((s) => !applied(s)).map((s) => [s.start, s.end, s.label]),
+    rejected: d.spans.filter((s) => s.state === "rejected").map((s) => [s.start, s.end, s.label]),
   }) + "\n");
   download("reviewed-spans.jsonl", lines.join(""), "application/jsonl;charset=utf-8");
 }
@@ -606,10 +615,10 @@ let saveTimer = null;
 function save() {  // sessionStorage: survives a reload, gone with the tab; never sent anywhere
   clearTimeout(saveTimer);
   saveTimer = setTimeout(() => {
-    const docs = state.docs.map(({ id, text, output, dirty, page, cursor, spans }) => ({
-      id, text, output, dirty, page, cursor,
+    const docs = state.docs.map(({ id, text, output, dirty, page, cursor, spans, risk }) => ({
+      id, text, output, dirty, page, cursor, risk,
       spans: spans.map((s) => [s.start, s.end, s.label, s.category, s.tier1, s.placeholder, s.score, s.source,
-                               s.state, s.checked ? 1 : 0]),
+                               s.state, s.checked ? 1 : 0, s.reason]),
     }));
     try {
       sessionStorage.setItem(STORE, JSON.stringify({ version: 1, current: state.current, docs }));
@@ -628,9 +637,9 @@ function restore() {
   }
   if (!stored || stored.version !== 1 || !stored.docs.length) return false;
   state.docs = stored.docs.map((d) => Object.assign(newDoc(d.id, d.text), {
-    output: d.output, dirty: d.dirty, page: d.page, cursor: d.cursor,
-    spans: d.spans.map(([start, end, label, category, tier1, placeholder, score, source, spanState, checked]) =>
-      spanOf({ start, end, label, category, tier1, placeholder, score, source }, spanState, !!checked)),
+    output: d.output, dirty: d.dirty, page: d.page, cursor: d.cursor, risk: d.risk ?? null,
+    spans: d.spans.map(([start, end, label, category, tier1, placeholder, score, source, spanState, checked, reason]) =>
+      spanOf({ start, end, label, category, tier1, placeholder, score, source, reason }, spanState, !!checked)),
   }));
   showDocList();
   select(Math.min(stored.current, state.docs.length - 1));
