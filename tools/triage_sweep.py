@@ -3,8 +3,11 @@ triages the same outputs and is scored as ``thunder evaluate`` scores it (share 
 riskiest 20%, share of the leaked mentions a possible miss covers, share of the characters marked). The test split is
 refused: the rule is never tuned on it.
 
-    .venv/bin/python tools/triage_sweep.py --model CKPT --data ../shared/data/snu-thunder-deid [--split val]
+    .venv/bin/python tools/triage_sweep.py --model CKPT [--config configs/small.yaml] [--split val]
         [--grid '{"near_margin": [3, 4.6, 6], "near_power": [0.5, 0.9, 2]}'] [--limit N]
+
+The documents are ``thunder evaluate --split val --mentions unseen``'s: the recipe stored with the model, or the
+one of ``--config`` (as ``thunder evaluate --config``); the first row of the table is the grid's first rule.
 """
 
 from __future__ import annotations
@@ -13,8 +16,7 @@ import argparse
 import itertools
 import json
 import time
-from pathlib import Path
-
+from thunder.commands.evaluate import RecipeOptions
 from thunder.deid import PipelineOptions
 from thunder.evaluate import evaluate, load_documents
 from thunder.triage import Triage, TriageRule
@@ -34,7 +36,7 @@ class _Replay:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True)
-    parser.add_argument("--data", type=Path, required=True, help="the shared corpus (annotated/, mentions/, ...)")
+    parser.add_argument("--config", default=None, help="a training config whose data: is the recipe")
     parser.add_argument("--split", choices=["train", "val"], default="val")
     parser.add_argument("--grid", default='{"near_margin": [3, 4.6, 6], "near_power": [0.5, 0.9, 2]}',
                         help="JSON: TriageRule field -> values; every combination is scored")  # fmt: skip
@@ -42,11 +44,11 @@ def main() -> None:
     args = parser.parse_args()
     grid = json.loads(args.grid)
     deidentifier = PipelineOptions(model=args.model).build()
-    taxonomy = deidentifier.taxonomy.with_alias_files([str(args.data / "tag_aliases.json")])
-    documents = list(load_documents(
-        str(args.data / "annotated"), taxonomy, mention_dirs=[str(args.data / "mentions"),
-        str(args.data / "mentions-llm")], split=args.split, limit=args.limit, mentions="unseen", mention_holdout=0.1,
-    ))  # fmt: skip
+    recipe, _ = RecipeOptions(config=args.config, generators={}).recipe(args.model)
+    taxonomy = deidentifier.taxonomy
+    if recipe.alias_files:
+        taxonomy = taxonomy.with_alias_files(recipe.alias_files)
+    documents = list(load_documents(recipe, taxonomy, split=args.split, mentions="unseen", limit=args.limit))
     started, outputs = time.perf_counter(), {}
     for first in range(0, len(documents), 8):
         texts = [d.text for d in documents[first : first + 8]]
