@@ -16,6 +16,7 @@ import argparse
 import itertools
 import json
 import time
+
 from thunder.commands.evaluate import RecipeOptions
 from thunder.deid import PipelineOptions
 from thunder.evaluate import evaluate, load_documents

@@ -440,8 +440,8 @@ function relabel(label) {
   setStatus(`relabelled ${indices.length} occurrence(s) as ${label}`);
 }
 
-function overlapsAnother(d, index, start, end) {
-  return d.spans.some((s, i) => i !== index && s.state !== "rejected" && s.start < end && start < s.end);
+function overlapsAnother(d, index, start, end, yielding = ["rejected"]) {  // spans in a yielding state give way
+  return d.spans.some((s, i) => i !== index && !yielding.includes(s.state) && s.start < end && start < s.end);
 }
 
 function move(edge, step) {  // edge "start" or "end", step -1 / +1 code point
@@ -482,7 +482,9 @@ function addSelected() {
   while (start < end && /\s/.test(d.chars[start])) start++;
   while (end > start && /\s/.test(d.chars[end - 1])) end--;
   if (start === end) return setStatus("select text in the original first", true);
-  if (overlapsAnother(d, -1, start, end)) return setStatus("the selection overlaps a span: reject that span first", true);
+  if (overlapsAnother(d, -1, start, end, ["rejected", "suggested"])) {  // a possible miss gives way to the selection
+    return setStatus("the selection overlaps a span: reject that span first", true);
+  }
   const label = $("label").value;
   const info = state.known.get(label) || {};
   remember();
