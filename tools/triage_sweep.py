@@ -19,7 +19,8 @@ import time
 
 from thunder.commands.evaluate import RecipeOptions
 from thunder.deid import PipelineOptions
-from thunder.evaluate import evaluate, load_documents
+from thunder.evaluate import evaluate
+from thunder.gold import load_documents
 from thunder.triage import Triage, TriageRule
 
 
