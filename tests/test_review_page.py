@@ -98,6 +98,13 @@ def open_page(browser, url: str, errors: list[str], permissions: list[str] = ())
     return context, page
 
 
+def run_text(page, text: str) -> None:
+    """Paste ``text`` into the page, run it and wait for its highlights."""
+    page.fill("#input", text)
+    page.click("#run")
+    page.wait_for_selector("#original mark.span")
+
+
 @pytest.fixture
 def page(browser, recognizers):
     errors: list[str] = []
@@ -128,9 +135,7 @@ def select_text(page, start: int, end: int) -> None:
 
 def test_highlights_render_and_review_round_trip(page, tmp_path: Path) -> None:
     assert page.get_attribute("#input", "spellcheck") == "false"
-    page.fill("#input", TEXT)
-    page.click("#run")
-    page.wait_for_selector("#original mark.span")
+    run_text(page, TEXT)
     marks = page.locator("#original mark.span")
     assert marks.count() == 2
     assert marks.nth(0).inner_text() == "010-1234-5678"  # offsets in code points: the astral 𠀀 before it counts 1
@@ -197,9 +202,7 @@ def test_the_review_loop(server: str, browser, request, tmp_path: Path) -> None:
     errors: list[str] = []
     context, page = open_page(browser, url, errors)
     page.wait_for_selector("#status:has-text('ready')")
-    page.fill("#input", JUDGMENT)
-    page.click("#run")
-    page.wait_for_selector("#original mark.span")
+    run_text(page, JUDGMENT)
     spans = spans_of(page)
     if server == "trained":  # the model's spans carry category labels, as the model emits them
         categories = set(deidentifier.taxonomy.categories)
@@ -280,9 +283,7 @@ def test_a_possible_miss_is_dashed_and_one_key_accepts_it(browser, trained) -> N
     errors: list[str] = []
     context, page = open_page(browser, url, errors)
     page.wait_for_selector("#status:has-text('ready')")
-    page.fill("#input", text)
-    page.click("#run")
-    page.wait_for_selector("#original mark.span")
+    run_text(page, text)
     page.wait_for_selector(f"#status:has-text('{len(expected.suggestions)} possible miss(es)')")
     spans = spans_of(page)
     suggested = [i for i, s in enumerate(spans) if s["state"] == "suggested"]
@@ -367,9 +368,7 @@ def test_every_occurrence_undo_boundaries_keys_and_the_entity_table(page) -> Non
 
 
 def test_the_review_survives_a_reload_and_can_be_forgotten(page) -> None:
-    page.fill("#input", TEXT)
-    page.click("#run")
-    page.wait_for_selector("#original mark.span")
+    run_text(page, TEXT)
     page.locator("#original mark.span").first.click()
     select_text(page, NAME_AT, NAME_AT + 3)
     page.keyboard.press("e")
@@ -402,9 +401,7 @@ def test_copy_puts_the_reviewed_text_on_the_clipboard(browser, recognizers) -> N
     errors: list[str] = []
     context, page = open_page(browser, recognizers[0], errors, ["clipboard-read", "clipboard-write"])
     page.wait_for_selector("#status:has-text('ready')")
-    page.fill("#input", TEXT)
-    page.click("#run")
-    page.wait_for_selector("#original mark.span")
+    run_text(page, TEXT)
     page.locator("#original mark.span").first.click()  # a change not yet re-applied: copy re-applies first
     page.click("#copy")
     page.wait_for_selector("#status:has-text('copied')")
@@ -533,9 +530,7 @@ def test_the_page_asks_for_the_token_of_a_guarded_server(browser) -> None:
         page.click("#token-use")
         page.wait_for_selector("#status:has-text('ready')")
         assert page.is_hidden("#token-panel")
-        page.fill("#input", TEXT)
-        page.click("#run")
-        page.wait_for_selector("#original mark.span")
+        run_text(page, TEXT)
         context.close()
     assert not errors, errors
 
