@@ -1,0 +1,63 @@
+"""tools/triage_sweep.py: the model's outputs cached and read back as they were, a cache of other documents refused,
+and the document-signal helpers ranking as ``thunder evaluate`` ranks."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from thunder.decoding import TokenPredictions
+
+TOOL = Path(__file__).resolve().parents[1] / "tools" / "triage_sweep.py"
+
+
+@pytest.fixture(scope="module")
+def sweep():
+    spec = importlib.util.spec_from_file_location("triage_sweep", TOOL)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class _Model:
+    """Stands in for a de-identifier's ``predict_tokens``, counting its calls."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def predict_tokens(self, texts):
+        self.calls += 1
+        return [TokenPredictions([(0, 1), (1, len(t))], [0, 1], [0.01, 0.75], [(0, len(t))], [0, 3]) for t in texts]
+
+
+def test_cache_gives_back_the_outputs_without_the_model(sweep, tmp_path, capsys):
+    documents = [SimpleNamespace(text="홍길동은"), SimpleNamespace(text="서울 강남구")]
+    model, cache = _Model(), tmp_path / "outputs.json"
+    first = sweep._predictions(model, documents, "m.ckpt", cache)
+    again = sweep._predictions(model, documents, "m.ckpt", cache)
+    assert model.calls == 1  # the second time from the cache
+    assert again == first and again[1].offsets == [(0, 1), (1, 6)] and again[1].morphemes == [(0, 6)]
+
+
+@pytest.mark.parametrize("model, texts", [("other.ckpt", ["홍길동은", "서울 강남구"]), ("m.ckpt", ["홍길동은"])])
+def test_cache_of_another_model_or_other_documents_is_refused(sweep, tmp_path, model, texts):
+    cache = tmp_path / "outputs.json"
+    sweep._predictions(_Model(), [SimpleNamespace(text="홍길동은"), SimpleNamespace(text="서울 강남구")], "m.ckpt", cache)
+    with pytest.raises(SystemExit, match="outputs.json: the outputs of another model or other documents"):
+        sweep._predictions(_Model(), [SimpleNamespace(text=t) for t in texts], model, cache)
+
+
+def test_top_counts_leaking_documents_in_the_riskiest_fifth_ties_in_input_order(sweep):
+    leaks = np.array([False, False, True, True, True, False, False, False, False, False])
+    assert sweep._top(np.array([0.9, 0.5, 0.5, 0.1, 0, 0, 0, 0, 0, 0]), leaks) == 0  # 0.9, then the tie's first: no
+    assert sweep._top(np.array([0.1, 0.2, 0.5, 0.8, 0, 0, 0, 0, 0, 0]), leaks) == 2
+
+
+def test_logistic_regression_separates_what_a_feature_separates(sweep):
+    x = sweep._design(np.array([[0.0], [0.1], [0.2], [1.0], [1.1], [1.2]]))
+    weights = sweep._logistic(x, np.array([0, 0, 0, 1, 1, 1], dtype=float))
+    assert weights[1] > 0 and sweep._top(x @ weights, np.array([0, 0, 0, 0, 0, 1], dtype=bool)) == 1
