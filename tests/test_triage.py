@@ -108,6 +108,19 @@ def test_the_rest_of_a_cut_word_is_a_possible_miss_its_particles_are_not() -> No
     assert marks(triaged(text, spans, TriageRule(cut_word_weight=0))) == []
 
 
+def test_the_syllable_after_a_short_name_is_a_rest_even_when_it_reads_as_a_particle() -> None:
+    text = "피해자 박갬에게 김철수가 강쑨으로부터 받은 돈을 주었고, 이는 서구에서 있었다."
+    spans = [span_at(text, "박갬"), span_at(text, "김철수"), span_at(text, "강쑨"), span_at(text, "서구", ADDRESS)]
+    assert marks(triaged(text, spans)) == [("에", "cut_word"), ("으", "cut_word")]  # not 가 (a full name), 에서 (no name)
+    category = [replace_label(span, "사건관계인특정정보") if span.label == NAME else span for span in spans]
+    assert marks(triaged(text, category)) == [("에", "cut_word"), ("으", "cut_word")]
+    assert marks(triaged(text, spans, TriageRule(full_name_syllables=0))) == []
+    assert marks(triaged(text, spans, TriageRule(full_name_syllables=4))) == [
+        ("에", "cut_word"), ("가", "cut_word"), ("으", "cut_word")]  # fmt: skip
+    with pytest.raises(ValueError, match="full_name_syllables must be a whole number of at least 0"):
+        TriageRule(full_name_syllables=-1)
+
+
 def test_parts_of_a_detected_entity_left_elsewhere_are_possible_misses() -> None:
     text = ("피고인 홍길동은 서울 강남구 테헤란로 123에서 피해자를 만났다. 길동이 먼저 때렸고, 홍씨는 길동무와 도망하였다. "
             "피해자는 테헤란로 123 앞에서 쓰러졌다. 남궁민수는 길동을 보았다.")  # fmt: skip

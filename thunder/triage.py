@@ -12,7 +12,9 @@ A possible miss is one of (each switched off by a weight of 0 in :class:`TriageR
   ``near_margin`` (log-odds) of the threshold without passing it: at the default threshold 0.5 and margin 4.6, every
   token above 0.01. Touching characters form one mark, labelled with the model's most likely entity type there.
 - ``cut_word``: the rest of a word that a replaced span cuts (``증평송산지구칸타빌|아파트``, ``구|늑힌쳔``): the letters
-  and digits touching the span, less the particles after it, labelled as the span.
+  and digits touching the span, less the particles after it, labelled as the span; after a detected person name
+  shorter than a full name (two syllables), the syllable after it even when it reads as a particle (``박갬|에``,
+  ``강쑨|으로``: the model took the name's last syllable for a particle).
 - ``entity_part``: a part of a detected entity left elsewhere as a word of its own: a person's given name, or the
   surname with a title (``홍길동`` replaced, ``길동`` or ``홍씨`` left), and the lower part of a detected entity of
   several words, itself of several words or with a digit (``서울 강남구 테헤란로 123`` replaced, ``테헤란로 123`` or
@@ -65,6 +67,8 @@ class TriageRule:
         cut_word_weight: probability that the rest of a cut word is a leak (0: no such marks).
         cut_word_keep: rests that are no mark: words that follow an identifier without being part of it
             (``101동 1001|호``, ``국민은행 계좌``).
+        full_name_syllables: a detected person name of fewer Hangul syllables may be cut short: the syllable after it
+            is a rest even when it reads as a particle (0: never).
         part_weight: probability that a part of a detected entity left elsewhere is a leak (0: no such marks).
         part_titles: what may follow a detected person's surname alone (``홍씨``, ``홍 씨``, ``홍모``).
         part_min_chars: the shortest lower part of a several-word entity looked for, in non-space characters.
@@ -76,6 +80,7 @@ class TriageRule:
     near_power: float = 0.9
     cut_word_weight: float = 0.14
     cut_word_keep: tuple[str, ...] = ("호", "동", "층", "번", "실", "건물", "회사", "계좌")
+    full_name_syllables: int = 3
     part_weight: float = 0.3
     part_titles: tuple[str, ...] = ("씨", "모", "군", "양")
     part_min_chars: int = 3
@@ -90,8 +95,10 @@ class TriageRule:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
                 raise ValueError(f"{name} must lie in [0, 1), got {value!r}")
-        if isinstance(self.part_min_chars, bool) or not isinstance(self.part_min_chars, int) or self.part_min_chars < 2:
-            raise ValueError(f"part_min_chars must be a whole number of at least 2, got {self.part_min_chars!r}")
+        for name, least in (("part_min_chars", 2), ("full_name_syllables", 0)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"{name} must be a whole number of at least {least}, got {value!r}")
         object.__setattr__(self, "cut_word_keep", tuple(self.cut_word_keep))
         object.__setattr__(self, "part_titles", tuple(self.part_titles))
         object.__setattr__(self, "person_subcategories", tuple(self.person_subcategories))
@@ -188,11 +195,16 @@ def near_threshold(
 
 
 def cut_words(
-    text: str, spans: Sequence[DetectedSpan], replaced: bytearray, keep: Iterable[str] = ()
+    text: str,
+    spans: Sequence[DetectedSpan],
+    replaced: bytearray,
+    keep: Iterable[str] = (),
+    cut_short: Callable[[DetectedSpan], bool] = lambda span: False,
 ) -> list[tuple[int, int, DetectedSpan]]:
     """The letters and digits left in that touch a replaced span inside its word, as ``(start, end, span)``; after
-    a span, the particles ending the rest are left out (``홍길동이``: nothing; ``칸타빌아파트에서``: ``아파트``), and
-    a rest in ``keep`` is none."""
+    a span, the particles ending the rest are left out (``홍길동이``: nothing; ``칸타빌아파트에서``: ``아파트``), but
+    not the first syllable after a span for which ``cut_short`` is true (``박갬에게``: ``에``), and a rest in ``keep``
+    is none."""
     keep = set(keep)
     found = []
     for span in spans:
@@ -206,6 +218,8 @@ def cut_words(
             end += 1
         rest = text[span.end : end]
         cut = next((i for i in range(len(rest)) if PARTICLE_RUN.fullmatch(rest, i)), len(rest))
+        if not cut and rest and _is_syllable(rest[0]) and cut_short(span):
+            cut = 1
         if cut and rest[:cut] not in keep:
             found.append((span.end, span.end + cut, span))
     return found
@@ -238,6 +252,10 @@ def entity_parts(
             if not any(replaced[start:end]) and _is_word(text, start, end)]  # fmt: skip
 
 
+def _is_syllable(char: str) -> bool:
+    return "가" <= char <= "힣"
+
+
 def _is_word(text: str, start: int, end: int) -> bool:
     """Whether ``text[start:end]`` is a word of its own: no letter or digit before it, none after it but particles."""
     if start and text[start - 1].isalnum():
@@ -264,6 +282,12 @@ class Triage:
     def __call__(self, text: str) -> TriagedResult:
         return self.deidentify_batch([text])[0]
 
+    def _short_name(self, span: DetectedSpan) -> bool:
+        """Whether ``span`` is a person name of fewer syllables than a full name (it may have been cut short)."""
+        name = span.text
+        short = len(name) < self.rule.full_name_syllables
+        return short and span.label in self._persons and all(map(_is_syllable, name))
+
     def deidentify_batch(self, texts: Sequence[str]) -> list[TriagedResult]:
         """De-identify ``texts`` as the de-identifier does, and triage each result."""
         deid = self.deidentifier
@@ -276,7 +300,7 @@ class Triage:
         replaced = _replaced(len(text), result.spans)
         marks = self._near_marks(text, prediction, replaced)
         if rule.cut_word_weight:
-            found = cut_words(text, result.spans, replaced, rule.cut_word_keep)
+            found = cut_words(text, result.spans, replaced, rule.cut_word_keep, self._short_name)
             marks += [_mark(text, start, end, span, rule.cut_word_weight, "cut_word") for start, end, span in found]
         if rule.part_weight:
             found = entity_parts(text, result.spans, replaced, rule, self._persons.__contains__)
