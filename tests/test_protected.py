@@ -123,6 +123,17 @@ def test_the_pipeline_keeps_protected_text_and_still_replaces_identifiers() -> N
     assert "원심" not in _FixedSpans(recognizers=None, legal_text=False)(JUDGMENT).text
 
 
+def test_no_path_of_the_pipeline_spreads_a_model_span_into_legal_text() -> None:
+    """A lone item (``제20호``) is no statute reference, an article (``제20조``) is: the model's ``제20`` of the item
+    neither propagates into the article nor comes back through the check that no replaced text survives."""
+    text = "다만, 제20호에 해당하면 취소한다.\n제20조(제소기간) 취소소송은 90일 이내에 제기한다. 제20호의 경우도 같다."
+    model = span("제20", text=text)
+    result = Deidentifier(recognizers=[]).apply(text, [model])
+    assert result.text == "다만, A호에 해당하면 취소한다.\n제20조(제소기간) 취소소송은 90일 이내에 제기한다. A호의 경우도 같다."
+    assert [s.source for s in result.spans] == ["model", "propagated"]
+    recognized = Deidentifier(recognizers=[]).apply(text, [span("제20", "my_recognizer", text=text)])
+    assert "제20" not in recognized.text  # a recognizer's text spreads everywhere
+
 def test_officials_of_the_roles_not_kept_are_replaced_whatever_the_model_says() -> None:
     result = Deidentifier(recognizers=[], keep_officials=["counsel"])(JUDGMENT)
     assert "오현석" not in result.text and "윤서진" not in result.text and "한지오" not in result.text

@@ -33,8 +33,8 @@ Steps for one document:
 
 Guarantees (tested): every character outside the replaced spans is kept, except a particle directly after a
 replacement that is corrected; the output never contains the text of a propagating span (step 4) of two or more
-characters (at a word boundary as in step 4), nor such an address under another spelling of its province — a
-particle correction that would recreate one is not made.
+characters (at a word boundary as in step 4; a model span's text stays where it is protected text), nor such an
+address under another spelling of its province — a particle correction that would recreate one is not made.
 """
 
 from __future__ import annotations
@@ -407,11 +407,19 @@ class Deidentifier:
         mask = mask_character("*", entities)  # a character no detected text holds
         for _ in range(2 * len(spans) + 1):
             output, segments = _assemble(fixed, replacements)
-            leak = _first_leak(output, keys)
+            leak = None
+            for start, end, key in find_keys(output, keys):
+                hit = [(kind, i, a) for kind, i, a, b in segments if a < b and a < end and start < b]
+                kind, i, a = hit[0]
+                origin = gap_starts[i] + start - a  # where a gap's text stood in ``text``
+                if (len(hit) == 1 and kind == "gap" and fixed[i] == gaps[i] and seeds[key].source == "model"
+                        and protected is not None and covered(text, origin, origin + end - start, protected)):
+                    continue  # legal text a model seed's text does not spread into (as in ``_propagate``)
+                leak = key, start, end, hit, origin
+                break
             if leak is None:
                 break
-            key, (start, end) = leak
-            hit = [(kind, i, a) for kind, i, a, b in segments if a < b and a < end and start < b]
+            key, start, end, hit, origin = leak
             corrected = [i for kind, i, _ in hit if kind == "gap" and fixed[i] != gaps[i]]
             replaced = [i for kind, i, _ in hit if kind == "replacement" and set(replacements[i]) != {mask}]
             if corrected:  # a particle correction recreated an entity's text: keep the original particle
@@ -421,8 +429,6 @@ class Deidentifier:
                 for i in replaced:
                     replacements[i] = mask * len(replacements[i])
             elif len(hit) == 1 and hit[0][0] == "gap":  # only became word-bounded after a replacement
-                _, i, a = hit[0]
-                origin = gap_starts[i] + start - a
                 seed = seeds[key]
                 added = replace(seed, start=origin, end=origin + end - start, source="propagated",
                                 origin=(seed.start, seed.end))  # fmt: skip
@@ -574,7 +580,3 @@ def _assemble(gaps: Sequence[str], replacements: Sequence[str]) -> tuple[str, li
         position += len(gap)
     return "".join(parts), segments
 
-
-def _first_leak(output: str, keys: Sequence[str]) -> tuple[str, tuple[int, int]] | None:
-    found = find_keys(output, keys)
-    return (found[0][2], found[0][:2]) if found else None
