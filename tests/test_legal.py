@@ -99,6 +99,20 @@ def test_procedural_terms_start_a_word_and_end_it(legal: LegalText) -> None:
     assert found(legal, header, "procedural term") == ["피 고 인", "주 문", "이 유", "판 결 선 고"]
 
 
+@pytest.mark.parametrize(
+    ("text", "terms"),
+    [("특허심판원은 확인대상발명이 통상의 기술자가 선행발명으로부터 쉽게 실시할 수 있다며 심판청구를 기각하는 심결을 하였다.",
+      ["특허심판원", "확인대상발명", "통상의 기술자", "선행발명", "심판청구", "심결"]),
+     ("등록상표와 선등록상표는 지정상품이 같고 호칭이 유사하여 일반 수요자에게 출처의 혼동을 일으킨다.",
+      ["등록상표", "선등록상표", "지정상품", "호칭", "일반 수요자", "출처의 혼동"]),
+     ("처분청은 그를 과점주주로 보아 제2차 납세의무자로 지정하고 취득세 부과처분을 한 뒤 경정청구를 거부하였다.",
+      ["처분청", "과점주주", "제2차 납세의무자", "취득세", "부과처분", "경정청구"]),
+     ("디자인 하우스 대표 홍길동은 한국특허정보원과 특허법인 한빛에 출원을 맡겼다.", ["출원"])],
+)  # fmt: skip
+def test_the_vocabulary_of_patent_trademark_and_tax_cases(legal: LegalText, text: str, terms: list[str]) -> None:
+    """Their procedure and tests are legal text; the bare 디자인 and 특허 that start or end trade names are not."""
+    assert found(legal, text, "procedural term") == terms
+
 def test_the_lexicons_are_whole() -> None:
     acts, terms = read_lexicon(STATUTES_FILE), read_lexicon(TERMS_FILE)
     assert len(acts) >= 500 and len(terms) >= 500

@@ -9,7 +9,9 @@
   names of unlisted acts where their shape says so: a name in 「」, or one word ending in 법/법률/령/규칙/조례 before an
   article (``○○법 제3조``), before 위반 or after 구;
 - **courts** (``대법원``, ``서울고등법원``, ``대구지방법원 안동지원``, ``서울중앙지법``, ``특허법원``) and prosecutors' offices;
-- **procedural roles and terms** of :data:`TERMS_FILE` (원고, 피고인, 원심, 재판장, 상고이유, 지연손해금, 입주자대표회의, ...);
+- **procedural roles and terms** of :data:`TERMS_FILE` (원고, 피고인, 원심, 재판장, 상고이유, 지연손해금, 입주자대표회의, ...),
+  the vocabulary of patent, trademark and design cases (심결, 등록상표, 청구항, 진보성) and of tax cases (취득세,
+  부과처분, 경정청구, 납세의무자) among them;
 - **exhibits** (``갑 제1호증``, ``을 제2호증의 1``, ``증 제3호``), **precedent citations** (``대법원 2010. 1. 14. 선고
   2009다67429 판결``) and **case numbers** (``2024고단3187``).
 
