@@ -411,8 +411,8 @@ class Deidentifier:
             for start, end, key in find_keys(output, keys):
                 hit = [(kind, i, a) for kind, i, a, b in segments if a < b and a < end and start < b]
                 kind, i, a = hit[0]
-                origin = gap_starts[i] + start - a  # where a gap's text stood in ``text``
-                if (len(hit) == 1 and kind == "gap" and fixed[i] == gaps[i] and seeds[key].source == "model"
+                origin = gap_starts[i] + start - a if kind == "gap" else None  # where a gap's text stood in ``text``
+                if (len(hit) == 1 and origin is not None and fixed[i] == gaps[i] and seeds[key].source == "model"
                         and protected is not None and covered(text, origin, origin + end - start, protected)):
                     continue  # legal text a model seed's text does not spread into (as in ``_propagate``)
                 leak = key, start, end, hit, origin
