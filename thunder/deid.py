@@ -176,6 +176,11 @@ def find_keys(text: str, keys: Iterable[str]) -> list[tuple[int, int, str]]:
     return sorted(found)
 
 
+def _held_back(seed: ScoredSpan, text: str, start: int, end: int, protected: bytearray | None) -> bool:
+    """Whether ``seed``'s text stays at ``text[start:end]``: a model seed never spreads into ``protected`` text."""
+    return seed.source == "model" and protected is not None and covered(text, start, end, protected)
+
+
 def _propagate(
     text: str, spans: list[ScoredSpan], seeds: Mapping[str, ScoredSpan], protected: bytearray | None
 ) -> list[ScoredSpan]:
@@ -185,7 +190,7 @@ def _propagate(
     added = []
     for start, end, key in sorted(find_keys(text, seeds), key=lambda f: (-len(f[2]), f[0])):
         seed = seeds[key]
-        if seed.source == "model" and protected is not None and covered(text, start, end, protected):
+        if _held_back(seed, text, start, end, protected):
             continue
         i = bisect.bisect_right(starts, start)
         if (i and ends[i - 1] > start) or (i < len(starts) and starts[i] < end):
@@ -412,9 +417,9 @@ class Deidentifier:
                 hit = [(kind, i, a) for kind, i, a, b in segments if a < b and a < end and start < b]
                 kind, i, a = hit[0]
                 origin = gap_starts[i] + start - a if kind == "gap" else None  # where a gap's text stood in ``text``
-                if (len(hit) == 1 and origin is not None and fixed[i] == gaps[i] and seeds[key].source == "model"
-                        and protected is not None and covered(text, origin, origin + end - start, protected)):
-                    continue  # legal text a model seed's text does not spread into (as in ``_propagate``)
+                if (len(hit) == 1 and origin is not None and fixed[i] == gaps[i]
+                        and _held_back(seeds[key], text, origin, origin + end - start, protected)):
+                    continue  # protected text a model seed's text does not spread into (as in ``_propagate``)
                 leak = key, start, end, hit, origin
                 break
             if leak is None:

@@ -31,14 +31,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--strides", type=int, nargs="+", default=[128, 64, 32], help="the first is the reference")
     args = parser.parse_args(argv)
     recipe, _ = RecipeOptions(config=args.config, data=args.data).recipe(args.model)
+    first = PipelineOptions(model=args.model, stride=args.strides[0]).build()
+    taxonomy = first.taxonomy.with_alias_files(recipe.alias_files) if recipe.alias_files else first.taxonomy
+    documents = list(load_documents(recipe, taxonomy, split=args.split, mentions=args.mentions))
+    texts = [doc.text for doc in documents]
     print("| stride | windows | forward s | judgments whose spans differ | tokens whose tag differs | leaked mentions"
           " | over-redaction |\n|---|---|---|---|---|---|---|")
     reference = None
     for stride in args.strides:
-        deid = PipelineOptions(model=args.model, stride=stride).build()
-        taxonomy = deid.taxonomy.with_alias_files(recipe.alias_files) if recipe.alias_files else deid.taxonomy
-        documents = list(load_documents(recipe, taxonomy, split=args.split, mentions=args.mentions))
-        texts = [doc.text for doc in documents]
+        deid = first if stride == args.strides[0] else PipelineOptions(model=args.model, stride=stride).build()
         windows = len(deid.tokenizer.encode_windows(texts, deid.max_length, stride))
         started = time.perf_counter()
         predictions = [p for first in range(0, len(texts), deid.batch_size)
