@@ -134,6 +134,22 @@ def test_same_entity_across_spacing_and_particles(deid: Deidentifier) -> None:
     check_invariants(text, result)
 
 
+def test_a_name_ending_in_a_particle_letter_stays_whole(deid: Deidentifier) -> None:
+    # the model has "심륭" at the head and in the last mention, "심륭이" before 의: 이의 shows 이 is part of the name
+    text = "피고\n 1. 심륭이\n 2. 허숭득\n피고 심륭이의 휴대전화로 보냈고, 피고 심륭이는 답하였다."
+    head, middle, last = (m.start() for m in re.finditer("심륭", text))
+    spans = [ScoredSpan(head, head + 2, NAME, 0.9, "model"), first_span(text, "허숭득"),
+             ScoredSpan(middle, middle + 3, NAME, 0.9, "model"), ScoredSpan(last, last + 2, NAME, 0.9, "model")]  # fmt: skip
+    result = deid.apply(text, spans)
+    assert result.text == "피고\n 1. A\n 2. B\n피고 A의 휴대전화로 보냈고, 피고 A는 답하였다."
+    check_invariants(text, result)
+    # without such evidence a particle stays a particle: "홍길동이 말했다" is 홍길동 + 이
+    text = "피고인 홍길동이 말했다. 홍길동은 피해자이고, 피해자 홍길동이다."
+    second = text.index("홍길동", 10)
+    result = deid.apply(text, [first_span(text, "홍길동이"), ScoredSpan(second, second + 3, NAME, 0.9, "model")])
+    assert result.text == "피고인 A가 말했다. A는 피해자이고, 피해자 A다."
+
+
 def test_placeholder_letters_never_coincide_with_detected_text(deid: Deidentifier) -> None:
     text = "피고인 A는 피해자 B에게 C에서 만났다. 피고인 홍길동은"
     result = deid.apply(text, spans_of(text, "A", "B", "C", "홍길동"))

@@ -61,7 +61,7 @@ from thunder.decoding import (
 )
 from thunder.inference import RUNTIMES, Runtime, TorchRuntime, check_device, load_runtime
 from thunder.operators import Entity, OperatorChoice, OperatorSpec, entity_key, mask_character
-from thunder.particles import fix_particle, leading_particle
+from thunder.particles import PARTICLE_RUN, fix_particle, leading_particle, run_agrees
 from thunder.genre import load_genre_words
 from thunder.legal import OFFICIAL_ROLES, official_names
 from thunder.protected import Protection, covered, load_protected
@@ -118,19 +118,39 @@ def _trim(text: str, span: ScoredSpan) -> ScoredSpan | None:
     return replace(span, start=start, end=end)
 
 
-def _shrink_particle_variants(text: str, spans: list[ScoredSpan]) -> list[ScoredSpan]:
-    """Cut a trailing particle off a mention whose text is another mention's text plus that particle."""
+def _particle_variants(text: str, spans: list[ScoredSpan]) -> list[ScoredSpan]:
+    """Make the mentions of one entity that differ by a particle agree, so that they get one placeholder.
+
+    A mention that is another mention's text plus a particle (``홍길동`` and ``홍길동이``) is cut to the shorter text,
+    unless the document shows the longer one is the name: somewhere its last letters are followed by further
+    particles that agree with it (``심륭이의``, ``심륭이는``: ``이`` is no particle there). Then every mention of the
+    shorter text followed by those letters grows to the longer one (``심륭|이`` in ``1. 심륭이``).
+    """
     keys = {entity_key(text[s.start : s.end]) for s in spans}
-    result = []
-    for span in spans:
+    cuts: dict[int, int] = {}  # span index -> length of the shorter mention it may be cut to
+    names: set[str] = set()  # longer texts the document shows to be whole
+    for index, span in enumerate(spans):
         mention = text[span.start : span.end]
         for cut in range(len(mention) - 1, 0, -1):
-            if entity_key(mention[:cut]) not in keys:
+            if entity_key(mention[:cut]) not in keys or not leading_particle(mention[cut:]):
                 continue
-            found = leading_particle(mention[cut:])
-            if found and found[0] == mention[cut:]:
-                span = replace(span, end=span.start + cut)
-                break
+            run = PARTICLE_RUN.match(text, span.end)
+            if run and not text[run.end() : run.end() + 1].isalnum() and run_agrees(mention, run.group()):
+                names.add(entity_key(mention))  # particles follow the whole mention: its last letters are no particle
+            else:
+                cuts[index] = cut
+            break
+    result = []
+    for index, span in enumerate(spans):
+        mention = entity_key(text[span.start : span.end])
+        if index in cuts and mention not in names:
+            span = replace(span, end=span.start + cuts[index])
+        elif names:
+            following = spans[index + 1].start if index + 1 < len(spans) else len(text)
+            longer = [n for n in names if n.startswith(mention) and text.startswith(n[len(mention) :], span.end)]
+            grown = span.end + max((len(n) - len(mention) for n in longer), default=0)
+            if grown <= following:
+                span = replace(span, end=grown)
         result.append(span)
     return result
 
@@ -392,7 +412,7 @@ class Deidentifier:
             for s in (_trim(text, span) for span in kept if span.end > span.start)
             if s is not None
         ]
-        spans = _shrink_particle_variants(text, resolve_overlaps(spans, Overlap.UNION))
+        spans = _particle_variants(text, resolve_overlaps(spans, Overlap.UNION))
         seeds: dict[str, ScoredSpan] = {}
         for span in spans:
             key = entity_key(text[span.start : span.end])
