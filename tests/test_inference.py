@@ -22,7 +22,7 @@ pytest.importorskip("onnxruntime")
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools"))
-from bench_deid import demo_documents  # noqa: E402
+from bench_deid import ceiling, demo_documents  # noqa: E402
 
 MARGIN = 0.02  # int8 weights move this model's token probabilities by less (measured: 0.013 at most)
 
@@ -210,3 +210,23 @@ def test_runtime_onnx_needs_a_graph_and_unknown_runtimes_are_refused(
 def test_length_batches_sort_windows_by_length() -> None:
     assert length_batches([5, 2, 9, 2, 7], 2) == [[1, 3], [0, 4], [2]]
     assert length_batches([], 3) == []
+
+
+def test_the_ceiling_counts_the_forward_pass_of_every_window(
+    export: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from thunder.checkpoint import load_exported
+
+    model, tokenizer, _ = load_exported(export)[:3]
+    short = demo_documents()[:2]
+
+    def gflop(docs: list[str], max_length: int = 512) -> float:
+        ceiling(model, tokenizer, docs, max_length, 32)
+        line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("forward pass"))
+        return float(line.split()[2])
+
+    one = gflop(short)
+    assert one > 0
+    # a document twice as long costs about twice the operations; cut into more windows, it costs more still
+    assert 1.6 * one < gflop(["\n".join(short[:1] * 2), "\n".join(short[1:] * 2)]) < 2.6 * one
+    assert gflop(short, max_length=64) > one

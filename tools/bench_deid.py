@@ -22,6 +22,7 @@ documents got other spans than the first runtime's (with the largest difference 
     .venv/bin/python tools/bench_deid.py MODEL_DIR_OR_CKPT [--batch-sizes 1 8] [--docs 64]
     .venv/bin/python tools/bench_deid.py --preset small --preset 370m --docs 8     # random models: speed only
     .venv/bin/python tools/bench_deid.py --preset 370m --device cuda --runtimes torch bf16
+    .venv/bin/python tools/bench_deid.py MODEL --ceiling --runtimes torch   # what the machine's arithmetic allows
 
 Without a model path, a randomly initialised DeBERTa-v3 token classifier of each ``--preset`` size is built, with a
 tokenizer trained on the benchmark documents (speed does not depend on training). Its classifier is biased towards
@@ -274,6 +275,37 @@ def memory_child(name: str, export: Path, docs: list[str], args: argparse.Namesp
     print(peak_mib(torch.device(args.device)))
 
 
+def matmul_gflops(dtype: torch.dtype, size: int = 1024, repeats: int = 20) -> float:
+    """This machine's measured matrix-multiply throughput (GFLOP/s) in ``dtype`` with torch's current threads."""
+    a, b = torch.randn(size, size).to(dtype), torch.randn(size, size).to(dtype)
+    for _ in range(3):
+        a @ b
+    start = time.perf_counter()
+    for _ in range(repeats):
+        a @ b
+    return 2 * size**3 * repeats / (time.perf_counter() - start) / 1e9
+
+
+def ceiling(model, tokenizer, docs: list[str], max_length: int, stride: int) -> None:
+    """The forward pass's floating-point operations per document (windows as the pipeline cuts them) and the
+    documents/s it would allow if it ran at this machine's measured matrix-multiply throughput."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    windows = tokenizer.windows_of(tokenizer.encode_batch(docs), max_length, stride)
+    model.eval()
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        for window in windows:
+            model(**tokenizer.pad([window.ids]))
+    per_doc = counter.get_total_flops() / len(docs)
+    tokens = sum(len(w.ids) for w in windows) / len(docs)
+    print(f"forward pass: {per_doc / 1e9:.3g} GFLOP per document ({tokens:.0f} tokens in {len(windows) / len(docs):.2f}"
+          f" windows); at this machine's measured matrix-multiply throughput it would allow at most:")
+    for dtype in (torch.float32, torch.bfloat16):
+        gflops = matmul_gflops(dtype)
+        print(f"  {str(dtype).removeprefix('torch.')}: {gflops:,.0f} GFLOP/s -> {gflops * 1e9 / per_doc:,.1f} documents/s"
+              f" (forward pass alone, {torch.get_num_threads()} threads)")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("model", nargs="?", help="export directory or .ckpt (default: random models of --preset)")
@@ -289,6 +321,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=None, help="CPU threads of torch and ONNX Runtime")
     parser.add_argument("--memory", action="store_true",
                         help="also each runtime's peak RSS in a process of its own (load and one pass)")
+    parser.add_argument("--ceiling", action="store_true",
+                        help="also the forward pass's FLOPs per document and the documents/s the machine's measured "
+                             "matrix-multiply throughput allows")  # fmt: skip
     parser.add_argument("--memory-child", help=argparse.SUPPRESS)
     parser.add_argument("--export", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -316,6 +351,8 @@ def main(argv: list[str] | None = None) -> None:
         model, tokenizer, label_set = load()
         parameters = sum(p.numel() for p in model.parameters())
         print(f"\nmodel: {name}; {parameters / 1e6:,.1f}M parameters, vocabulary {tokenizer.vocab_size:,}", flush=True)
+        if args.ceiling:
+            ceiling(model, tokenizer, docs, args.max_length, args.stride)
         with tempfile.TemporaryDirectory() as work:
             built = build_runtimes(args.runtimes, model, tokenizer, label_set, Path(work), args.device,
                                    args.model)
