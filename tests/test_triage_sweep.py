@@ -1,23 +1,26 @@
-"""tools/triage_sweep.py: the model's outputs cached and read back as they were, a cache of other documents refused,
-and the document-signal helpers ranking as ``thunder evaluate`` ranks."""
+"""tools/triage_sweep.py and tools/prediction_cache.py: the model's outputs cached and read back as they were, a cache
+of another model or other documents refused, and the document-signal helpers ranking as ``thunder evaluate`` ranks."""
 
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from thunder.decoding import TokenPredictions
 
-TOOL = Path(__file__).resolve().parents[1] / "tools" / "triage_sweep.py"
+TOOLS = Path(__file__).resolve().parents[1] / "tools"
+sys.path.insert(0, str(TOOLS))  # the tools import their shared helpers as scripts do
+
+from prediction_cache import cached_predictions  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def sweep():
-    spec = importlib.util.spec_from_file_location("triage_sweep", TOOL)
+    spec = importlib.util.spec_from_file_location("triage_sweep", TOOLS / "triage_sweep.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -34,21 +37,25 @@ class _Model:
         return [TokenPredictions([(0, 1), (1, len(t))], [0, 1], [0.01, 0.75], [(0, len(t))], [0, 3]) for t in texts]
 
 
-def test_cache_gives_back_the_outputs_without_the_model(sweep, tmp_path, capsys):
-    documents = [SimpleNamespace(text="홍길동은"), SimpleNamespace(text="서울 강남구")]
+KEY = {"model": "m.ckpt", "threshold": 0.5}
+
+
+def test_cache_gives_back_the_outputs_without_the_model(tmp_path):
     model, cache = _Model(), tmp_path / "outputs.json"
-    first = sweep._predictions(model, documents, "m.ckpt", cache)
-    again = sweep._predictions(model, documents, "m.ckpt", cache)
+    first = cached_predictions(model, ["홍길동은", "서울 강남구"], KEY, cache)
+    again = cached_predictions(model, ["홍길동은", "서울 강남구"], KEY, cache)
     assert model.calls == 1  # the second time from the cache
     assert again == first and again[1].offsets == [(0, 1), (1, 6)] and again[1].morphemes == [(0, 6)]
 
 
-@pytest.mark.parametrize("model, texts", [("other.ckpt", ["홍길동은", "서울 강남구"]), ("m.ckpt", ["홍길동은"])])
-def test_cache_of_another_model_or_other_documents_is_refused(sweep, tmp_path, model, texts):
+@pytest.mark.parametrize("key, texts", [({**KEY, "model": "other.ckpt"}, ["홍길동은", "서울 강남구"]),
+                                        ({**KEY, "threshold": 0.3}, ["홍길동은", "서울 강남구"]),
+                                        (KEY, ["홍길동은"])])  # fmt: skip
+def test_cache_of_another_model_or_other_documents_is_refused(tmp_path, key, texts):
     cache = tmp_path / "outputs.json"
-    sweep._predictions(_Model(), [SimpleNamespace(text="홍길동은"), SimpleNamespace(text="서울 강남구")], "m.ckpt", cache)
+    cached_predictions(_Model(), ["홍길동은", "서울 강남구"], KEY, cache)
     with pytest.raises(SystemExit, match="outputs.json: the outputs of another model or other documents"):
-        sweep._predictions(_Model(), [SimpleNamespace(text=t) for t in texts], model, cache)
+        cached_predictions(_Model(), texts, key, cache)
 
 
 def test_top_counts_leaking_documents_in_the_riskiest_fifth_ties_in_input_order(sweep):

@@ -17,34 +17,18 @@ import argparse
 import dataclasses
 import json
 import sys
-import time
 from pathlib import Path
 
 from thunder.commands.evaluate import RecipeOptions
-from thunder.deid import Deidentifier, PipelineOptions, TokenPredictions
+from thunder.deid import Deidentifier, PipelineOptions
 from thunder.evaluate import evaluate
 from thunder.evaluation_report import EvaluationReport, percent
 from thunder.gold import load_documents
 from thunder.identifiers import CATALOGUE
 
+from prediction_cache import cached_predictions  # tools/prediction_cache.py
+
 FORWARD = ("threshold", "max_length", "stride", "batch_size", "device", "model", "taxonomy")
-
-
-def predictions(deid, texts: list[str], cache: Path | None) -> list[TokenPredictions]:
-    """The model's merged token predictions of every text, read from ``cache`` when it holds these texts."""
-    if cache is not None and cache.exists():
-        stored = json.loads(cache.read_text(encoding="utf-8"))
-        if stored["texts"] == texts and stored["threshold"] == deid.threshold:
-            return [TokenPredictions([tuple(o) for o in p["offsets"]], p["tags"], p["scores"]) for p in stored["docs"]]
-    result, started = [], time.perf_counter()
-    for first in range(0, len(texts), deid.batch_size):
-        result += deid.predict_tokens(texts[first : first + deid.batch_size])
-        print(f"\r{len(result)}/{len(texts)} documents, {time.perf_counter() - started:.0f} s", end="", file=sys.stderr)
-    print(file=sys.stderr)
-    if cache is not None:
-        docs = [{"offsets": p.offsets, "tags": p.tags, "scores": p.scores} for p in result]
-        cache.write_text(json.dumps({"texts": texts, "threshold": deid.threshold, "docs": docs}), encoding="utf-8")
-    return result
 
 
 def build(options: PipelineOptions, loaded: Deidentifier) -> Deidentifier:
@@ -92,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     documents = list(load_documents(recipe, taxonomy, split=args.split, mentions=args.mentions))
     texts = [doc.text for doc in documents]
     structured = {label.name for name in CATALOGUE for label in taxonomy.filled_by(name)}
-    cached = dict(zip(texts, predictions(model, texts, args.cache)))
+    key = {"model": args.model, "threshold": model.threshold}
+    cached = dict(zip(texts, cached_predictions(model, texts, key, args.cache, model.batch_size)))
     print("| pipeline | leak all | names | quasi | structured leaked | over-redaction | model / propagated / officials"
           " chars | statute refs replaced | procedural terms replaced | officials' names replaced"
           " | legal text replaced |")

@@ -18,24 +18,21 @@ one of ``--config`` (as ``thunder evaluate --config``); the first row of the tab
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import hashlib
 import itertools
 import json
 import math
-import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from thunder.commands.evaluate import RecipeOptions
-from thunder.decoding import TokenPredictions
 from thunder.deid import PipelineOptions
 from thunder.evaluate import evaluate
 from thunder.gold import load_documents
 from thunder.triage import Triage, TriageRule
+
+from prediction_cache import cached_predictions  # tools/prediction_cache.py
 
 
 class _Replay:
@@ -67,7 +64,8 @@ def main() -> None:
     if recipe.alias_files:
         taxonomy = taxonomy.with_alias_files(recipe.alias_files)
     documents = list(load_documents(recipe, taxonomy, split=args.split, mentions="unseen", limit=args.limit))
-    predictions = _predictions(deidentifier, documents, args.model, args.cache)
+    key = {"model": args.model, "threshold": deidentifier.threshold}
+    predictions = cached_predictions(deidentifier, [d.text for d in documents], key, args.cache)
     outputs = {d.text: (p, deidentifier.finish(d.text, p)) for d, p in zip(documents, predictions)}
     print("| rule | leaking documents in the riskiest 20% | leaked mentions marked | characters marked | marks |")
     print("|---|---|---|---|---|")
@@ -156,26 +154,6 @@ def _logistic(x: np.ndarray, y: np.ndarray, l2: float = 1.0, steps: int = 50) ->
         hessian = (x * (p * (1 - p))[:, None]).T @ x + penalty
         weights -= np.linalg.solve(hessian, x.T @ (p - y) + penalty @ weights)
     return weights
-
-
-def _predictions(deidentifier, documents: list, model: str, cache: Path | None) -> list[TokenPredictions]:
-    """The model's token outputs for ``documents``, from ``cache`` when it holds them (then written there)."""
-    hashes = [hashlib.sha256(d.text.encode()).hexdigest() for d in documents]
-    if cache is not None and cache.exists():
-        stored = json.loads(cache.read_text(encoding="utf-8"))
-        if stored.get("model") != model or stored.get("documents") != hashes:
-            sys.exit(f"{cache}: the outputs of another model or other documents; give another --cache")
-        return [TokenPredictions(**{k: [tuple(x) for x in v] if k in ("offsets", "morphemes") and v else v
-                                    for k, v in p.items()}) for p in stored["predictions"]]  # fmt: skip
-    started, predictions = time.perf_counter(), []
-    for first in range(0, len(documents), 8):
-        predictions += deidentifier.predict_tokens([d.text for d in documents[first : first + 8]])
-        seconds = time.perf_counter() - started
-        print(f"model: {len(predictions)}/{len(documents)} documents, {seconds:.0f} s", flush=True)
-    if cache is not None:
-        record = {"model": model, "documents": hashes, "predictions": [dataclasses.asdict(p) for p in predictions]}
-        cache.write_text(json.dumps(record), encoding="utf-8")
-    return predictions
 
 
 if __name__ == "__main__":
