@@ -301,6 +301,8 @@ def test_configs_parse_with_the_thunder_cli(names: list[str]) -> None:
     if "phase2" in names[-1]:
         assert config.data.init_args.max_length == 2048
         assert config.model.init_args.init_from.endswith("pretrain-512/checkpoints/last.ckpt")
+    if names[0] in ("small", "370m", "800m", "1p5b", "pretrain/370m", "pretrain/800m", "pretrain/1p5b"):
+        assert config.data.init_args.compose == 0.5  # whole judgments (issue 28)
     if names[0] in ("370m", "800m", "1p5b"):
         assert config.trainer.strategy.class_path.endswith("ModelParallelStrategy")
         assert config.trainer.precision == "bf16-mixed" and config.model.init_args.gradient_checkpointing

@@ -222,6 +222,12 @@ def test_mlm_datamodule_reads_prepared_shards(prepared: Path, tmp_path: Path) ->
         MLMDataModule(prepared_dir=str(tmp_path)).setup("fit")
 
 
+def test_composing_prepared_shards_is_refused(tmp_path: Path) -> None:
+    # shards hold the texts as prepared: compose would silently do nothing there
+    with pytest.raises(ValueError, match="set compose to 0 with prepared_dir"):
+        MLMDataModule(tokenizer=str(DEMO_TOKENIZER), prepared_dir=str(tmp_path), compose=0.5)
+
+
 @pytest.mark.slow  # three short Trainer runs over prepared shards
 def test_fit_resumed_mid_epoch_sees_exactly_the_remaining_batches(prepared: Path, tmp_path: Path) -> None:
     from lightning.pytorch import Callback, Trainer

@@ -263,6 +263,9 @@ class MLMDataModule(LightningDataModule):
             raise ValueError(f"val_fraction must be in [0, 1), got {val_fraction}")
         if not use_judgments and not text_paths and not prepared_dir:
             raise ValueError("nothing to train on: use_judgments is False and no text_paths are given")
+        if prepared_dir is not None and self.recipe.compose > 0:
+            raise ValueError(f"compose {self.recipe.compose} composes the judgments of data_dir every epoch; the shards of "
+                             f"prepared_dir are trained as they were prepared: set compose to 0 with prepared_dir")  # fmt: skip
         self.tokenizer_path = str(tokenizer) if tokenizer is not None else str(DEMO_TOKENIZER)
         self.use_judgments = use_judgments
         self.text_paths = list(text_paths or [])
