@@ -148,6 +148,11 @@ def test_a_name_ending_in_a_particle_letter_stays_whole(deid: Deidentifier) -> N
     second = text.index("홍길동", 10)
     result = deid.apply(text, [first_span(text, "홍길동이"), ScoredSpan(second, second + 3, NAME, 0.9, "model")])
     assert result.text == "피고인 A가 말했다. A는 피해자이고, 피해자 A다."
+    # nor where the letters and what follows are one particle (이나: "or")
+    text = "피고인 홍길동이나 김철수는 모두 홍길동을 안다."
+    last = text.rindex("홍길동")
+    spans = [first_span(text, "홍길동이"), first_span(text, "김철수"), ScoredSpan(last, last + 3, NAME, 0.9, "model")]
+    assert deid.apply(text, spans).text == "피고인 A나 B는 모두 A를 안다."
 
 
 def test_placeholder_letters_never_coincide_with_detected_text(deid: Deidentifier) -> None:

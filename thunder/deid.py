@@ -134,8 +134,11 @@ def _particle_variants(text: str, spans: list[ScoredSpan]) -> list[ScoredSpan]:
         for cut in range(len(mention) - 1, 0, -1):
             if entity_key(mention[:cut]) not in keys or not leading_particle(mention[cut:]):
                 continue
+            particle = leading_particle(text[span.start + cut : span.start + cut + 16])
             run = PARTICLE_RUN.match(text, span.end)
-            if run and not text[run.end() : run.end() + 1].isalnum() and run_agrees(mention, run.group()):
+            if particle and len(particle[0]) > len(mention) - cut:  # one particle that goes on (홍길동|이나, |이라는)
+                cuts[index] = cut
+            elif run and not text[run.end() : run.end() + 1].isalnum() and run_agrees(mention, run.group()):
                 names.add(entity_key(mention))  # particles follow the whole mention: its last letters are no particle
             else:
                 cuts[index] = cut

@@ -6,8 +6,9 @@ refused: the rule is never tuned on it.
     .venv/bin/python tools/triage_sweep.py --model CKPT [--config configs/small.yaml] [--split val]
         [--grid '{"near_margin": [3, 4.6, 6], "near_power": [0.5, 0.9, 2]}'] [--limit N] [--cache FILE] [--signals]
 
-``--cache FILE`` keeps the model's token outputs (JSON, with the model's path and each document's text hash) so that
-later sweeps of the same model and documents skip the model; a cache of another model or other documents is refused.
+``--cache FILE`` keeps the model's token outputs (``tools/prediction_cache.py``: JSON, with the model's path and
+threshold and each document's text hash) so that later sweeps of the same model and documents skip the model; a cache
+of another model or other documents is refused.
 ``--signals`` also scores other document-level signals than the risk, alone and combined by a logistic regression
 (5-fold cross-validated on the split, so that its figure is not fitted to the documents it ranks).
 
