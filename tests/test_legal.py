@@ -107,10 +107,15 @@ def test_procedural_terms_start_a_word_and_end_it(legal: LegalText) -> None:
       ["등록상표", "선등록상표", "지정상품", "호칭", "일반 수요자", "출처의 혼동"]),
      ("처분청은 그를 과점주주로 보아 제2차 납세의무자로 지정하고 취득세 부과처분을 한 뒤 경정청구를 거부하였다.",
       ["처분청", "과점주주", "제2차 납세의무자", "취득세", "부과처분", "경정청구"]),
-     ("디자인 하우스 대표 홍길동은 한국특허정보원과 특허법인 한빛에 출원을 맡겼다.", ["출원"])],
+     ("디자인 하우스 대표 홍길동은 한국특허정보원과 특허법인 한빛에 출원을 맡겼다.", ["출원"]),
+     ("피고소인의 진술 중 개인식별정보와 비공개대상정보를 가리고, 법정상속분과 특별수익을 따졌다.",
+      ["피고소인", "개인식별정보", "비공개대상정보", "법정상속분", "특별수익"]),
+     ("피고인은 향정신성의약품 메트암페타민(이하 '필로폰'이라 한다)을 매수하고 마약김밥 가게에 갔다.",
+      ["피고인", "향정신성의약품", "메트암페타민", "필로폰"])],
 )  # fmt: skip
-def test_the_vocabulary_of_patent_trademark_and_tax_cases(legal: LegalText, text: str, terms: list[str]) -> None:
-    """Their procedure and tests are legal text; the bare 디자인 and 특허 that start or end trade names are not."""
+def test_the_vocabulary_of_each_kind_of_case(legal: LegalText, text: str, terms: list[str]) -> None:
+    """The procedure and tests of patent, trademark, tax, disclosure, inheritance and narcotics cases are legal text;
+    the bare 디자인, 특허 and 마약 that start or end trade names are not."""
     assert found(legal, text, "procedural term") == terms
 
 def test_the_lexicons_are_whole() -> None:
