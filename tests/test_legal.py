@@ -118,6 +118,7 @@ def test_the_vocabulary_of_each_kind_of_case(legal: LegalText, text: str, terms:
     the bare 디자인, 특허 and 마약 that start or end trade names are not."""
     assert found(legal, text, "procedural term") == terms
 
+
 def test_the_lexicons_are_whole() -> None:
     acts, terms = read_lexicon(STATUTES_FILE), read_lexicon(TERMS_FILE)
     assert len(acts) >= 500 and len(terms) >= 500

@@ -134,6 +134,7 @@ def test_no_path_of_the_pipeline_spreads_a_model_span_into_legal_text() -> None:
     recognized = Deidentifier(recognizers=[]).apply(text, [span("제20", "my_recognizer", text=text)])
     assert "제20" not in recognized.text  # a recognizer's text spreads everywhere
 
+
 def test_officials_of_the_roles_not_kept_are_replaced_whatever_the_model_says() -> None:
     result = Deidentifier(recognizers=[], keep_officials=["counsel"])(JUDGMENT)
     assert "오현석" not in result.text and "윤서진" not in result.text and "한지오" not in result.text
