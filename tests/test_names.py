@@ -9,7 +9,7 @@ import pytest
 
 from thunder.data import with_random_mentions
 from thunder.mentions import DEMO_MENTIONS, MentionBank, MentionContext
-from thunder.names import DOUBLE_SURNAMES, _NATIVE_GIVEN, _SURNAMES, PersonNames, ShapeNoise, random_shape
+from thunder.names import DOUBLE_SURNAMES, SURNAMES, _NATIVE_GIVEN, PersonNames, ShapeNoise, random_shape
 from thunder.taxonomy import Taxonomy
 
 PERSON = MentionContext("내국인이름", (("피해자 ", "(여, 31세)에게"),))
@@ -21,7 +21,7 @@ def draws(source, n: int, seed: int = 0) -> list[str]:
 
 
 def split_name(name: str) -> tuple[str, str]:
-    surname = next(s for s in sorted(_SURNAMES, key=len, reverse=True) if name.startswith(s))
+    surname = next(s for s in sorted(SURNAMES, key=len, reverse=True) if name.startswith(s))
     return surname, name[len(surname) :]
 
 

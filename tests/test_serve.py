@@ -144,10 +144,11 @@ def test_deid_endpoint(service) -> None:
     status, data = post(url, "/v1/deid", {"text": SECRET_TEXT})
     assert status == 200
     assert SECRET_PHONE not in data["text"] and "900101-1234568" not in data["text"]
-    assert data["text"] == f"피고인 {SECRET_NAME}은 A로 전화하였고 주민등록번호는 B, 끝."
-    first = data["spans"][0]
-    assert set(first) == {"start", "end", "text", "label", "category", "tier1", "placeholder", "score", "source", "origin"}
-    assert SECRET_TEXT[first["start"] : first["end"]] == first["text"] == SECRET_PHONE
+    assert data["text"] == "피고인 A는 B로 전화하였고 주민등록번호는 C, 끝."  # the name after its role, the phone, the RRN
+    name, phone = data["spans"][:2]
+    assert set(phone) == {"start", "end", "text", "label", "category", "tier1", "placeholder", "score", "source", "origin"}
+    assert SECRET_TEXT[phone["start"] : phone["end"]] == phone["text"] == SECRET_PHONE
+    assert (name["text"], name["source"]) == (SECRET_NAME, "named_in_role")
     status, data = post(url, "/v1/deid", {"text": SECRET_TEXT, "operator": "tag", "threshold": 0.3})
     assert status == 200 and "[전화번호]" in data["text"]
     assert post(url, "/v1/deid", {"text": ""}) == (200, {"text": "", "spans": [], "risk": 0.0, "suggestions": []})

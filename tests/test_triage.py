@@ -249,7 +249,7 @@ def test_thunder_deid_writes_the_review_queue_and_resumes(tmp_path: Path) -> Non
 
 def test_the_triage_curve_of_thunder_evaluate(tmp_path: Path) -> None:
     """Three documents: one whose leaked name a mark finds (risk > 0), one leaking without a mark, one clean."""
-    texts = ["담당자홍길동010-2345-6789로 연락하였다.", "피해자 김철수는 집에 있었다.", "전화 010-1111-2222로 연락하였다."]
+    texts = ["담당자홍길동010-2345-6789로 연락하였다.", "김철수는 집에 있었다.", "전화 010-1111-2222로 연락하였다."]
     gold = [[_gold(texts[0], "홍길동", NAME), _gold(texts[0], "010-2345-6789", "전화번호")],
             [_gold(texts[1], "김철수", NAME)], [_gold(texts[2], "010-1111-2222", "전화번호")]]  # fmt: skip
     docs = [SynthesizedDocument(f"d{i}", t, tuple(g)) for i, (t, g) in enumerate(zip(texts, gold))]

@@ -65,6 +65,7 @@ from thunder.particles import PARTICLE_RUN, fix_particle, leading_particle, run_
 from thunder.genre import load_genre_words
 from thunder.legal import OFFICIAL_ROLES, official_names
 from thunder.protected import Protection, covered, load_protected
+from thunder.named_in_role import NamedInRoleRecognizer
 from thunder.recognizers import Recognizer, ScoredSpan, load_recognizers, recognize
 from thunder.regions import address_spellings
 from thunder.taxonomy import TIER1, Taxonomy
@@ -325,9 +326,11 @@ class Deidentifier:
         """Without a model, one line saying what is replaced and what is not (``None`` with a model)."""
         if self.model is not None:
             return None
-        labels = ", ".join(dict.fromkeys(r.label for r in self.recognizers)) or "none"
-        return (f"no --model: only the structured identifiers of {len(self.recognizers)} pattern recognizers are "
-                f"replaced ({labels}); names, addresses, places and the other labels are NOT (give --model)")  # fmt: skip
+        named = any(isinstance(r, NamedInRoleRecognizer) for r in self.recognizers)
+        labels = ", ".join(dict.fromkeys(r.label for r in self.recognizers if not isinstance(r, NamedInRoleRecognizer)))
+        return (f"no --model: only the structured identifiers of {len(self.recognizers)} recognizers are replaced "
+                f"({labels or 'none'}){' and names right after a role word or before a resident number' if named else ''}"
+                f"; other names, addresses, places and the other labels are NOT (give --model)")  # fmt: skip
 
     def deidentify_batch(self, texts: Sequence[str]) -> list[DeidResult]:
         """De-identify many documents, batching windows of all of them through the model."""

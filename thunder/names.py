@@ -18,7 +18,7 @@ from faker.providers.person.ko_KR import Provider as _FakerPerson
 from thunder.identifiers.context import MentionContext, infer_gender
 from thunder.taxonomy import head_noun
 
-__all__ = ["DOUBLE_SURNAMES", "FAMILIES", "PersonNames", "ShapeNoise", "compose_syllable", "random_shape"]
+__all__ = ["DOUBLE_SURNAMES", "FAMILIES", "SURNAMES", "PersonNames", "ShapeNoise", "compose_syllable", "random_shape"]
 
 FAMILIES = ("broad", "unseen")
 
@@ -32,7 +32,7 @@ _RARE_SURNAMES = tuple(
     )
 )
 DOUBLE_SURNAMES = ("남궁", "황보", "제갈", "선우", "독고", "사공", "서문", "동방", "어금", "망절")
-_SURNAMES = (*_FAKER_SURNAMES, *_RARE_SURNAMES, *DOUBLE_SURNAMES)
+SURNAMES = (*_FAKER_SURNAMES, *_RARE_SURNAMES, *DOUBLE_SURNAMES)
 # common surnames keep their frequencies; every rare one weighs as much as the rarest common one / 4
 _SURNAME_WEIGHTS = (
     *_FAKER_SURNAMES.values(),
@@ -129,7 +129,7 @@ class PersonNames:
 
     @staticmethod
     def _surname(rng: random.Random) -> str:
-        return rng.choices(_SURNAMES, _SURNAME_WEIGHTS)[0]
+        return rng.choices(SURNAMES, _SURNAME_WEIGHTS)[0]
 
     def _given(self, rng: random.Random, context: MentionContext) -> str:
         any_syllable = rng.random() < self.any_syllable

@@ -12,13 +12,15 @@ from typing import Sequence
 from thunder.decoding import Overlap, resolve_overlaps
 from thunder.identifiers import CATALOGUE
 from thunder.identifiers.base import PatternRecognizer, Recognizer, ScoredSpan
+from thunder.named_in_role import NamedInRoleRecognizer
 from thunder.plugins import load_part
 from thunder.taxonomy import Taxonomy
 
 __all__ = ["RECOGNIZERS", "PatternRecognizer", "Recognizer", "ScoredSpan", "load_recognizers", "recognize", "register"]
 
 RECOGNIZERS: dict[str, type[Recognizer]] = {
-    identifier.recognizer.name: identifier.recognizer for identifier in CATALOGUE.values() if identifier.recognizer
+    **{identifier.recognizer.name: identifier.recognizer for identifier in CATALOGUE.values() if identifier.recognizer},
+    NamedInRoleRecognizer.name: NamedInRoleRecognizer,  # names where a judgment's wording says one stands
 }
 
 

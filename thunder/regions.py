@@ -69,6 +69,8 @@ _UNITS = {
                            | set(_SEJONG if province == "세종특별자치시" else ()), key=lambda w: (-len(w), w)))
     for province, (_, units) in PROVINCES.items()
 }  # fmt: skip
+PLACE_NAMES = frozenset(_CANONICAL) | frozenset(n for names in _UNITS.values() for n in names)
+"""Every province spelling and every city, county and district name (``경산시``, ``강남구``, ``서울``)."""
 # unit names that start with a province spelling (부산진구, 광주시 of 경기도, 제주시): the key is that unit, not the province
 _UNIT_NAMES = tuple(n for names in _UNITS.values() for n in names if _SPELLING.match(n))
 # a 동/리 with its lot number or a road with its building number written right after the province (``서울 역삼동

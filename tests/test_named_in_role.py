@@ -1,0 +1,70 @@
+"""Person names where a judgment's wording says one stands (thunder.named_in_role), alone and in the pipeline."""
+
+from __future__ import annotations
+
+import pytest
+
+from thunder.deid import Deidentifier
+from thunder.named_in_role import NamedInRoleRecognizer, split_particles
+from thunder.recognizers import load_recognizers
+
+
+def names(text: str) -> list[str]:
+    return [text[s.start : s.end] for s in NamedInRoleRecognizer().find(text)]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("피고(반소원고) 강화훈 (941217-2934459)\n주소", ["강화훈"]),  # a party with a parenthesis, before the RRN
+        ("원      고     김철                인천 연수구", ["김철"]),  # a header's spaced role
+        ("상 대 방  김수민  (770728-2172868)", ["김수민"]),
+        ("요양병원 간호사 김처어의 사실확인서", ["김처어"]),
+        ("피고인의 누나 김소리가 피해 회복을", ["김소리"]),
+        ("피고의 부친 두단고로부터 증여받은", ["두단고"]),  # several particles
+        ("피고의 처남인 김면규가 서명하였다", ["김면규"]),  # the role with 인
+        ("피해자 김칸창(남, 35세)에게", ["김칸창"]),
+        ("2022. 3. 4. 홍길순(여, 41세)을 만나", ["홍길순"]),  # sex and age alone mark a name
+        ("원고 최을의 청구를 기각한다.", ["최을의"]),  # a name ending in a particle letter: three syllables
+    ],
+)
+def test_a_name_in_a_place_where_judgments_name_people_is_found(text: str, expected: list[str]) -> None:
+    assert names(text) == expected
+
+
+def test_the_readings_other_words_share_decide_where_a_name_ends() -> None:
+    text = "원고 오숿은 2022. 3. 원고 오숿의 유류카드를 소지하였다. 원고 오숿에 대한 처분"
+    assert names(text) == ["오숿", "오숿", "오숿"]
+    assert split_particles("두단고로부터") == ["두단고로", "두단고"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "원고 주장은 이유 없다.",  # a dictionary word with a particle
+        "피해자 본인의 진술",
+        "증인 신문 결과",
+        "피고 회사는 원고 조합에 대하여",
+        "피해자 성명불상의 남자",  # a protected word
+        "피고인 명의로 원고 소유의 토지",
+        "피고 서울특별시, 원고 현대건설, 피해자 경산시로부터",  # places and companies
+        "두 사람은 친구 사이이고, 피해자 위에 올라타",  # a word with the copula, a one-syllable noun with a particle
+        "연락을 해온 피해자 이에게",  # a pronoun with a particle
+        "피고 남편인 소외 1은, 피의자 신문조서의 기재, 원고 사촌언니의 중재",  # roles, compounds of common nouns
+        "재판장 판사 김판사, 검사 이검사, 변호사 박변호",  # officials follow the officials policy, not this
+        "피고인 김○○, 원고 A는",  # already de-identified
+    ],
+)
+def test_words_in_the_places_of_names_are_left_alone(text: str) -> None:
+    assert names(text) == []
+
+
+def test_a_name_found_once_is_replaced_everywhere_and_the_recognizer_is_on_by_default() -> None:
+    assert "named_in_role" in [r.name for r in load_recognizers()]
+    text = "피고소인 손상철에 대한 고소사건에서, 원고는 손상철이 매매대금을 받고도 굴착기를 인도하지 않았다고 주장한다."
+    result = Deidentifier()(text)
+    assert "손상철" not in result.text
+    assert [s.source for s in result.spans] == ["named_in_role", "propagated"]
+    assert len({s.placeholder for s in result.spans}) == 1
+    without = Deidentifier(recognizers=["resident_registration_number"])(text)
+    assert without.text == text

@@ -1,0 +1,147 @@
+"""A person's name where a judgment's wording says one stands: after the role a person plays in the case, or before
+the resident number, sex or age a judgment writes after a name.
+
+Judgments name people in fixed places: the parties in the header (``피고(반소원고) 강화훈 (941217-...)``,
+``원      고     김철``), and everyone else by role or relation (``감정인 백밀참``, ``간호사 김처어의 사실확인서``, ``피고인의
+누나 김소리가``, ``이웃 석초인의``), or with sex and age after the name (``김칸창(남, 35세)``). The model learns most of
+them; this recognizer finds a name in such a place when the model does not, and as a recognizer's span it is then
+replaced at every occurrence of its text in the document.
+
+A candidate is the Hangul word right after a role word (a few particles after it cut off, see
+:func:`split_particles`) or right before ``(`` with a resident number, sex or age. It is a name when it has two to
+four syllables, starts with a Korean surname, and is no word: not legal text (:class:`thunder.legal.LegalText`), not
+one of the protected words, the genre's common words or the cities, counties and districts, and not one dictionary word by Mecab-ko (``원고 주장은``,
+``피해자 본인``, ``증인 신문``) unless the dictionary knows it as a person's name. The officials whose names courts
+publish (judges, prosecutors, counsel) have no role word here: their names follow the officials policy
+(:mod:`thunder.protected`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from functools import lru_cache
+
+from thunder.genre import load_genre_words
+from thunder.identifiers.base import PatternRecognizer, ScoredSpan
+from thunder.legal import LegalText
+from thunder.morphemes import word_analysis
+from thunder.names import DOUBLE_SURNAMES, SURNAMES
+from thunder.particles import PARTICLE_RUN
+from thunder.protected import PROTECTED_WORDS
+from thunder.regions import PLACE_NAMES
+
+# the parties, whose role a header may write one syllable at a time (원      고, 피 고 인)
+PARTY_ROLES = (
+    "원고", "피고", "피고인", "청구인", "피청구인", "상대방", "신청인", "피신청인", "사건본인", "항소인", "피항소인",
+    "상고인", "피상고인", "항고인", "재항고인", "채권자", "채무자", "참가인", "피참가인", "소송수계인",
+)  # fmt: skip
+# everyone else a judgment names by role or relation
+ROLES = (
+    "증인", "감정인", "참고인", "피해자", "고소인", "피고소인", "고발인", "피고발인", "피의자", "진정인", "피진정인",
+    "신고인", "제보자", "입회인", "보증인", "연대보증인", "임대인", "임차인", "매도인", "매수인", "공소외", "상피고인",
+    "공범", "남편", "아내", "처", "배우자", "부친", "모친", "아버지", "어머니", "아들", "딸", "장남", "장녀", "차남",
+    "차녀", "누나", "오빠", "언니", "동생", "남동생", "여동생", "조카", "손자", "손녀", "할머니", "할아버지", "장인",
+    "장모", "시아버지", "시어머니", "며느리", "사위", "처남", "매형", "매제", "동서", "부모", "자녀", "친구", "동료",
+    "이웃", "애인", "지인", "직원", "학생", "교사", "담임교사", "간호사", "의사", "전문의", "주치의", "세무사",
+    "법무사", "감정평가사", "공인중개사", "건축사", "물리치료사", "경찰관",
+)  # fmt: skip
+_SPACED = "[ \\t]{0,8}"
+_PARTY = "|".join(_SPACED.join(role) for role in sorted(PARTY_ROLES, key=len, reverse=True))
+_ROLE = "|".join(sorted(ROLES, key=len, reverse=True))
+_AFTER_ROLE = re.compile(
+    rf"(?<![가-힣])(?:{_PARTY}|{_ROLE})인?"  # the role (처남인: "who is the brother-in-law")
+    r"(?:[ \t]*\([^()\n]{1,12}\))?[ \t]+"  # 피고(반소원고), 원고(선정당사자)
+    r"(?P<word>[가-힣]{2,8})(?![가-힣])"
+)
+_BEFORE_DETAILS = re.compile(
+    r"(?<![가-힣])(?P<word>[가-힣]{2,4})[ \t]*\([ \t]*(?:\d{6}[ \t]*-|[남여](?:자|성)?[ \t]*[,)]|\d{1,3}[ \t]*세)"
+)
+_SURNAMES = frozenset(SURNAMES)
+_ROLE_WORDS = frozenset(role for role in PARTY_ROLES + ROLES if len(role) > 1)
+
+
+def split_particles(word: str) -> list[str]:
+    """The readings of ``word`` as a name of two to four syllables followed by particles or by nothing, longest
+    first (``두단고로부터`` -> ``두단고로``, ``두단고``)."""
+    cuts = range(min(len(word), 4), 1, -1)
+    return [word[:cut] for cut in cuts if cut == len(word) or PARTICLE_RUN.fullmatch(word, cut)]
+
+
+def _is_person(analysis: tuple[tuple[str, str, str], ...]) -> bool:
+    return len(analysis) == 1 and analysis[0][1] == "NNP" and analysis[0][2] == "인명"
+
+
+_GRAMMAR = ("J", "E", "VCP", "XSN")  # particles, endings, the copula, noun suffixes (들, 용)
+
+
+def _is_word(analysis: tuple[tuple[str, str, str], ...]) -> bool:
+    """Whether Mecab-ko reads a text as one dictionary word other than a person's name (``주장``, ``이제``), or as one
+    common word with particles, the copula or endings after it (``이에게``, ``방으로``, ``사이이고``, ``소유였고``)."""
+    if len(analysis) == 1:
+        return analysis[0][1] != "UNKNOWN" and not _is_person(analysis)
+    content = [m for m in analysis if not m[1].startswith(_GRAMMAR)]
+    return len(content) == 1 and content[0] is analysis[0] and content[0][1] in ("NNG", "NNB", "NP", "VV", "VA", "MAG")
+
+
+def _common_compound(name: str) -> bool:
+    """Whether Mecab-ko reads ``name`` as two common nouns of two syllables or more (``신문조서``, ``사촌언니``)."""
+    analysis = word_analysis(name)
+    return len(analysis) == 2 and all(m[1] == "NNG" and len(m[0]) >= 2 for m in analysis)
+
+
+@lru_cache(maxsize=1)
+def _not_names() -> tuple[LegalText, frozenset[str]]:
+    return LegalText(), frozenset(PROTECTED_WORDS) | load_genre_words(True) | PLACE_NAMES
+
+
+def name_in(word: str, shared: frozenset[str] = frozenset()) -> str | None:
+    """The name that ``word`` (a Hangul word in a place where a judgment names a person) starts with, or ``None``.
+
+    Of the readings of :func:`split_particles`, the longest of ``shared`` wins (readings that other words of the
+    document share: ``오숿은``, ``오숿의`` -> ``오숿``), then one Mecab-ko knows as a person's name, then three
+    syllables, two, four (most Korean names have three); a word that is another dictionary word as it stands or
+    less its last particles is none. The name must start with a surname and be neither legal text, nor a protected or
+    common word or a place, nor two common nouns, nor start or end with a role."""
+    readings = split_particles(word)
+    analyses = {reading: word_analysis(reading) for reading in readings}
+    persons = [reading for reading in readings if _is_person(analyses[reading])]
+    stem = next((reading for reading in readings if reading != word), word)  # less its last particles
+    stem_is_word = len(analyses.get(stem, ())) == 1 and _is_word(analyses[stem])  # one dictionary word: 주장|은
+    if not persons and (_is_word(word_analysis(word)) or stem_is_word):
+        return None
+    preference = {3: 0, 2: 1, 4: 2}
+    ranked = sorted(readings, key=lambda r: (r not in shared, -len(r) if r in shared else 0, r not in persons,
+                                             preference[len(r)]))  # fmt: skip
+    legal, words = _not_names()
+    for name in ranked:
+        if not (name[:2] in DOUBLE_SURNAMES or name[0] in _SURNAMES):
+            continue
+        if name in words or word in words or _common_compound(name) or any(s.start == 0 for s in legal.find(name)):
+            return None
+        if any(name.startswith(role) or name.endswith(role) for role in _ROLE_WORDS):
+            return None  # 남편인, 사촌언니: a role, not a name after it
+        return name
+    return None
+
+
+class NamedInRoleRecognizer(PatternRecognizer):
+    """Person names in the places a judgment names people (see the module docstring); the label is the taxonomy's
+    person-name label (source ``generator:korean_name``) unless given."""
+
+    name = "named_in_role"
+    identifier = "korean_name"
+    pattern = _AFTER_ROLE
+    base_score = 0.9
+
+    def find(self, text: str) -> list[ScoredSpan]:
+        found = {m.start("word"): m.group("word") for p in (_AFTER_ROLE, _BEFORE_DETAILS) for m in p.finditer(text)}
+        support = Counter(reading for word in set(found.values()) for reading in split_particles(word))
+        shared = frozenset(reading for reading, words in support.items() if words > 1)
+        spans = []
+        for start, word in sorted(found.items()):
+            name = name_in(word, shared)
+            if name:
+                spans.append(ScoredSpan(start, start + len(name), self.label, self.base_score, self.name,
+                                        self.category, self.tier1))  # fmt: skip
+        return spans
