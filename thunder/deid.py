@@ -326,11 +326,13 @@ class Deidentifier:
         """Without a model, one line saying what is replaced and what is not (``None`` with a model)."""
         if self.model is not None:
             return None
-        named = any(isinstance(r, NamedInRoleRecognizer) for r in self.recognizers)
-        labels = ", ".join(dict.fromkeys(r.label for r in self.recognizers if not isinstance(r, NamedInRoleRecognizer)))
-        return (f"no --model: only the structured identifiers of {len(self.recognizers)} recognizers are replaced "
-                f"({labels or 'none'}){' and names right after a role word or before a resident number' if named else ''}"
-                f"; other names, addresses, places and the other labels are NOT (give --model)")  # fmt: skip
+        structured = [r for r in self.recognizers if not isinstance(r, NamedInRoleRecognizer)]
+        labels = ", ".join(dict.fromkeys(r.label for r in structured)) or "none"
+        named = " and names right after a role word or before a resident number" if len(structured) < len(
+            self.recognizers) else ""  # fmt: skip
+        return (f"no --model: only the structured identifiers of {len(structured)} pattern recognizers are replaced "
+                f"({labels}){named}; other names, addresses, places and the other labels are NOT "
+                f"(give --model)")  # fmt: skip
 
     def deidentify_batch(self, texts: Sequence[str]) -> list[DeidResult]:
         """De-identify many documents, batching windows of all of them through the model."""

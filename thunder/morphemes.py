@@ -291,6 +291,6 @@ def _pos_tagger():
 @lru_cache(maxsize=1 << 14)
 def word_analysis(word: str) -> tuple[tuple[str, str, str], ...]:
     """Mecab-ko's reading of one short ``word`` as ``(surface, part of speech, semantic class)`` per morpheme
-    (``김철은`` -> ``(김철, NNP, 인명), (은, JX, *)``)."""
+    (``김철은`` -> ``(김철, NNP, 인명), (은, JX, ...)``)."""
     output = _pos_tagger().parse(word.replace("\x00", " ")) or ""
     return tuple(tuple(line.split("\t")) for line in output.splitlines() if line.count("\t") == 2)  # type: ignore[misc]

@@ -2,18 +2,18 @@
 the resident number, sex or age a judgment writes after a name.
 
 Judgments name people in fixed places: the parties in the header (``피고(반소원고) 강화훈 (941217-...)``,
-``원      고     김철``), and everyone else by role or relation (``감정인 백밀참``, ``간호사 김처어의 사실확인서``, ``피고인의
-누나 김소리가``, ``이웃 석초인의``), or with sex and age after the name (``김칸창(남, 35세)``). The model learns most of
-them; this recognizer finds a name in such a place when the model does not, and as a recognizer's span it is then
-replaced at every occurrence of its text in the document.
+``원      고     김철``), everyone else by role or relation (``감정인 백밀참``, ``간호사 김처어의 사실확인서``,
+``피고인의 누나 김소리가``, ``이웃 석초인의``), often with sex and age after the name (``김칸창(남, 35세)``). The model
+learns most of them; this recognizer finds a name in such a place when the model does not, and as a recognizer's
+span it is then replaced at every occurrence of its text in the document.
 
 A candidate is the Hangul word right after a role word (a few particles after it cut off, see
 :func:`split_particles`) or right before ``(`` with a resident number, sex or age. It is a name when it has two to
-four syllables, starts with a Korean surname, and is no word: not legal text (:class:`thunder.legal.LegalText`), not
-one of the protected words, the genre's common words or the cities, counties and districts, and not one dictionary word by Mecab-ko (``원고 주장은``,
-``피해자 본인``, ``증인 신문``) unless the dictionary knows it as a person's name. The officials whose names courts
-publish (judges, prosecutors, counsel) have no role word here: their names follow the officials policy
-(:mod:`thunder.protected`).
+four syllables, starts with a Korean surname, and is no word (:func:`name_in`): not legal text
+(:class:`thunder.legal.LegalText`), a protected word, a common word of the genre or a city, county or district, and
+not one dictionary word by Mecab-ko (``원고 주장은``, ``피해자 본인``, ``증인 신문``) unless the dictionary knows it as
+a person's name. The officials whose names courts publish (judges, prosecutors, counsel) have no role word here: their
+names follow the officials policy (:mod:`thunder.protected`).
 """
 
 from __future__ import annotations
