@@ -328,8 +328,8 @@ class Deidentifier:
             return None
         structured = [r for r in self.recognizers if not isinstance(r, NamedInRoleRecognizer)]
         labels = ", ".join(dict.fromkeys(r.label for r in structured)) or "none"
-        named = " and names right after a role word or before a resident number" if len(structured) < len(
-            self.recognizers) else ""  # fmt: skip
+        in_role = len(structured) < len(self.recognizers)  # the rest find names in role places
+        named = " and names right after a role word or before a resident number" if in_role else ""
         return (f"no --model: only the structured identifiers of {len(structured)} pattern recognizers are replaced "
                 f"({labels}){named}; other names, addresses, places and the other labels are NOT "
                 f"(give --model)")  # fmt: skip
