@@ -32,6 +32,13 @@ def names(text: str) -> list[str]:
         ("피해자 김칸창(남, 35세)에게", ["김칸창"]),
         ("2022. 3. 4. 홍길순(여, 41세)을 만나", ["홍길순"]),  # sex and age alone mark a name
         ("원고 최을의 청구를 기각한다.", ["최을의"]),  # a name ending in a particle letter: three syllables
+        ("피해자 김인이(51세)의 집", ["김인이"]),  # no particle comes before the age: the whole word
+        ("피고(반소원고) 연예은 (920205-2462222)", ["연예은"]),  # ... though 연예|은 reads as a word and a particle
+        ("피고인 김철수·이영희는 공모하여", ["김철수", "이영희"]),  # names listed with middle dots
+        ("물리치료사 올가·소콜로프가 휴가 중", ["올가·소콜로프"]),  # foreign names of several words
+        ("토지 보상금: 원고 쿠즈네초바 이리나 662,740,000원", ["쿠즈네초바 이리나"]),
+        ("학생 나탈리아 소콜로프를 제지하기 위하여", ["나탈리아 소콜로프"]),
+        ("증인 마리아 진술", ["마리아"]),
     ],
 )
 def test_a_name_in_a_place_where_judgments_name_people_is_found(text: str, expected: list[str]) -> None:
@@ -59,6 +66,8 @@ def test_the_readings_other_words_share_decide_where_a_name_ends() -> None:
         "피고 남편인 소외 1은, 피의자 신문조서의 기재, 원고 사촌언니의 중재",  # roles, compounds of common nouns
         "재판장 판사 김판사, 검사 이검사, 변호사 박변호",  # officials follow the officials policy, not this
         "피고인 김○○, 원고 A는",  # already de-identified
+        "원고 주장·입증 취지, 피해자 진술·증언, 원고 미국·중국, 청구인 베트남 국적",  # words and places with dots
+        "이구슥의 아버지인 자이다.",  # a predicate ending a sentence, though the dictionary knows 자이다 as a name
     ],
 )
 def test_words_in_the_places_of_names_are_left_alone(text: str) -> None:

@@ -8,11 +8,14 @@ learns most of them; this recognizer finds a name in such a place when the model
 span it is then replaced at every occurrence of its text in the document.
 
 A candidate is the Hangul word right after a role word (a few particles after it cut off, see
-:func:`split_particles`) or right before ``(`` with a resident number, sex or age. It is a name when it has two to
-four syllables, starts with a Korean surname, and is no word (:func:`name_in`): not legal text
-(:class:`thunder.legal.LegalText`), a protected word, a common word of the genre or a city, county or district, and
-not one dictionary word by Mecab-ko (``원고 주장은``, ``피해자 본인``, ``증인 신문``) unless the dictionary knows it as
-a person's name. The officials whose names courts publish (judges, prosecutors, counsel) have no role word here: their
+:func:`split_particles`) or right before ``(`` with a resident number, sex or age (there no particle comes between:
+``김인이(51세)``). It is a name when it has two to four syllables, starts with a Korean surname, and is no word
+(:func:`name_in`): not legal text (:class:`thunder.legal.LegalText`), a protected word, a common word of the genre or
+a city, county or district, and not one dictionary word by Mecab-ko (``원고 주장은``, ``피해자 본인``, ``증인 신문``)
+unless the dictionary knows it as a person's name. Names listed with middle dots after a role are each found
+(``피고인 김철수·이영희``); a foreign name is found whole, its words joined by middle dots or spaces, where Mecab-ko
+knows its words as persons' names (``원고 쿠즈네초바 이리나``, ``물리치료사 올가·소콜로프``; :func:`foreign_name`).
+The officials whose names courts publish (judges, prosecutors, counsel) have no role word here: their
 names follow the officials policy (:mod:`thunder.protected`).
 """
 
@@ -57,6 +60,9 @@ _AFTER_ROLE = re.compile(
 _BEFORE_DETAILS = re.compile(
     r"(?<![가-힣])(?P<word>[가-힣]{2,4})[ \t]*\([ \t]*(?:\d{6}[ \t]*-|[남여](?:자|성)?[ \t]*[,)]|\d{1,3}[ \t]*세)"
 )
+# the next part of a name of several words (올가·소콜로프, 쿠즈네초바 이리나) or of a list of names (김철수·이영희)
+_NEXT_PART = re.compile(r"(?P<separator>·|[ \t])(?P<part>[가-힣]{2,8})(?![가-힣])")
+_MAX_PARTS = 4  # words of one name, or names in one list
 _SURNAMES = frozenset(SURNAMES)
 _ROLE_WORDS = frozenset(role for role in PARTY_ROLES + ROLES if len(role) > 1)
 
@@ -95,21 +101,29 @@ def _not_names() -> tuple[LegalText, frozenset[str]]:
     return LegalText(), frozenset(PROTECTED_WORDS) | load_genre_words(True) | PLACE_NAMES
 
 
-def name_in(word: str, shared: frozenset[str] = frozenset()) -> str | None:
+def name_in(word: str, shared: frozenset[str] = frozenset(), particles: bool = True) -> str | None:
     """The name that ``word`` (a Hangul word in a place where a judgment names a person) starts with, or ``None``.
 
     Of the readings of :func:`split_particles`, the longest of ``shared`` wins (readings that other words of the
     document share: ``오숿은``, ``오숿의`` -> ``오숿``), then one Mecab-ko knows as a person's name, then three
     syllables, two, four (most Korean names have three); a word that is another dictionary word as it stands or
-    less its last particles is none. The name must start with a surname and be neither legal text, nor a protected or
-    common word or a place, nor two common nouns, nor start or end with a role."""
-    readings = split_particles(word)
-    analyses = {reading: word_analysis(reading) for reading in readings}
-    persons = [reading for reading in readings if _is_person(analyses[reading])]
-    stem = next((reading for reading in readings if reading != word), word)  # less its last particles
-    stem_is_word = len(analyses.get(stem, ())) == 1 and _is_word(analyses[stem])  # one dictionary word: 주장|은
-    if not persons and (_is_word(word_analysis(word)) or stem_is_word):
-        return None
+    less its last particles is none. Where no particle can follow (``particles=False``: right before ``(`` and a
+    resident number, sex or age) the whole word is the only reading, and only one dictionary word is none
+    (``연예은 (920205-…``). The name must start with a surname and be neither legal text, nor a protected or common
+    word or a place, nor two common nouns, nor start or end with a role."""
+    if not particles:
+        analysis = word_analysis(word)
+        if len(analysis) == 1 and _is_word(analysis):
+            return None
+        readings, persons = [word], []
+    else:
+        readings = split_particles(word)
+        analyses = {reading: word_analysis(reading) for reading in readings}
+        persons = [reading for reading in readings if _is_person(analyses[reading])]
+        stem = next((reading for reading in readings if reading != word), word)  # less its last particles
+        stem_is_word = len(analyses.get(stem, ())) == 1 and _is_word(analyses[stem])  # one dictionary word: 주장|은
+        if not persons and (_is_word(word_analysis(word)) or stem_is_word):
+            return None
     preference = {3: 0, 2: 1, 4: 2}
     ranked = sorted(readings, key=lambda r: (r not in shared, -len(r) if r in shared else 0, r not in persons,
                                              preference[len(r)]))  # fmt: skip
@@ -125,6 +139,36 @@ def name_in(word: str, shared: frozenset[str] = frozenset()) -> str | None:
     return None
 
 
+def _foreign_part(part: str, beside_dot: bool) -> bool:
+    """Whether ``part`` can be a word of a foreign name: one a Mecab-ko knows as a person's name (``쿠즈네초바``,
+    ``이리나``), or, written beside a middle dot, any proper noun but a place, or an unknown word (``올가``)."""
+    analysis = word_analysis(part)
+    if len(analysis) != 1 or part in _not_names()[1] or part in _ROLE_WORDS:
+        return False
+    _, pos, meaning = analysis[0]
+    return _is_person(analysis) or beside_dot and (pos == "NNP" and meaning != "지명" or pos == "UNKNOWN")
+
+
+def foreign_name(parts: list[tuple[str, str]]) -> int:
+    """The length of the foreign name the words ``parts`` (``(separator before, word)``, the first word's separator
+    empty) start with, or 0: words of a foreign name (:func:`_foreign_part`), the last perhaps with particles, at
+    least one of them a person's name by the dictionary (``올가·소콜로프``; ``쿠즈네초바 이리나가``: ``쿠즈네초바
+    이리나``)."""
+    length, person = 0, False
+    for index, (separator, part) in enumerate(parts):
+        following = parts[index + 1][0] if index + 1 < len(parts) else ""
+        beside_dot = "·" in (separator, following)
+        stems = [part] + [part[:cut] for cut in range(len(part) - 1, 1, -1) if PARTICLE_RUN.fullmatch(part, cut)]
+        stem = next((stem for stem in stems if _foreign_part(stem, beside_dot)), None)
+        if stem is None:
+            break
+        length += len(separator) + len(stem)
+        person = person or _is_person(word_analysis(stem))
+        if stem != part:
+            break  # particles end the name
+    return length if person else 0
+
+
 class NamedInRoleRecognizer(PatternRecognizer):
     """Person names in the places a judgment names people (see the module docstring); the label is the taxonomy's
     person-name label (source ``generator:korean_name``) unless given."""
@@ -135,13 +179,43 @@ class NamedInRoleRecognizer(PatternRecognizer):
     base_score = 0.9
 
     def find(self, text: str) -> list[ScoredSpan]:
-        found = {m.start("word"): m.group("word") for p in (_AFTER_ROLE, _BEFORE_DETAILS) for m in p.finditer(text)}
-        support = Counter(reading for word in set(found.values()) for reading in split_particles(word))
+        found = {m.start("word"): (m.group("word"), True) for m in _AFTER_ROLE.finditer(text)}
+        found |= {m.start("word"): (m.group("word"), False) for m in _BEFORE_DETAILS.finditer(text)}
+        readings: dict[str, set[str]] = {}  # each distinct word's readings; none but itself where no particle follows
+        for word, particles in found.values():
+            readings.setdefault(word, set()).update(split_particles(word) if particles else [word])
+        support = Counter(reading for word_readings in readings.values() for reading in word_readings)
         shared = frozenset(reading for reading, words in support.items() if words > 1)
         spans = []
-        for start, word in sorted(found.items()):
-            name = name_in(word, shared)
-            if name:
-                spans.append(ScoredSpan(start, start + len(name), self.label, self.base_score, self.name,
-                                        self.category, self.tier1))  # fmt: skip
+        for start, (word, particles) in sorted(found.items()):
+            spans += [ScoredSpan(a, b, self.label, self.base_score, self.name, self.category, self.tier1)
+                      for a, b in self._names_at(text, start, word, shared, particles)]  # fmt: skip
         return spans
+
+    @staticmethod
+    def _names_at(text: str, start: int, word: str, shared: frozenset[str], particles: bool) -> list[tuple[int, int]]:
+        """The names from ``word`` at ``start`` on: a Korean name (:func:`name_in`) and the names listed after it with
+        middle dots (``김철수·이영희``), or one foreign name of several words (:func:`foreign_name`)."""
+        parts, end = [("", word)], start + len(word)
+        while particles and len(parts) < _MAX_PARTS and (next_part := _NEXT_PART.match(text, end)):
+            parts.append((next_part.group("separator"), next_part.group("part")))
+            end = next_part.end()
+        name = name_in(word, shared, particles)
+        if name is not None and name != word:
+            return [(start, start + len(name))]  # particles end it
+        if name is not None and len(parts) > 1 and parts[1][0] == "·" and name_in(parts[1][1], shared):
+            names, position = [], start
+            for separator, part in parts:
+                listed = name_in(part, shared) if separator != " " else None
+                if listed is None:
+                    break
+                names.append((position + len(separator), position + len(separator) + len(listed)))
+                if listed != part:
+                    break
+                position += len(separator) + len(part)
+            return names
+        length = foreign_name(parts)
+        predicate = text[start + length - 1 : start + length + 1] == "다."  # ends a sentence: 아버지인 자이다.
+        if length > len(name or "") and not predicate:
+            return [(start, start + length)]
+        return [(start, start + len(name))] if name else []
