@@ -134,6 +134,22 @@ def test_same_entity_across_spacing_and_particles(deid: Deidentifier) -> None:
     check_invariants(text, result)
 
 
+def test_an_occurrence_holding_a_smaller_span_takes_its_place(deid: Deidentifier) -> None:
+    # the whole name found once, elsewhere the model took only its last part, or a syllable less
+    text = ("물리치료사 올가·소콜로프가 휴가였다. 기본값으로 올가·소콜로프의 이름이 입력되었고, "
+            "원고 김려륭유는 김려륭유의 남편이다.")
+    spans = [first_span(text, "올가·소콜로프"), first_span(text, "김려륭유"), first_span(text, "소콜로프의")]
+    spans += [ScoredSpan(s.start, s.start + 3, NAME, 0.9, "model") for s in spans_of(text, "김려륭유의")]
+    spans[2] = dataclasses.replace(spans[2], end=spans[2].end - 1)  # 소콜로프
+    result = deid.apply(text, spans)
+    assert result.text == "물리치료사 A가 휴가였다. 기본값으로 A의 이름이 입력되었고, 원고 B는 B의 남편이다."
+    assert [s.source for s in result.spans] == ["model", "propagated", "model", "propagated"]
+    check_invariants(text, result)
+    crossing = "원고 김려륭유는 김려륭유진의 남편이다."  # an occurrence crossing a span's edge is left as it is
+    result = deid.apply(crossing, [first_span(crossing, "김려륭유"), first_span(crossing, "유진")])
+    assert result.text == "원고 A는 김려륭B의 남편이다."
+
+
 def test_a_name_ending_in_a_particle_letter_stays_whole(deid: Deidentifier) -> None:
     # the model has "심륭" at the head and in the last mention, "심륭이" before 의: 이의 shows 이 is part of the name
     text = "피고\n 1. 심륭이\n 2. 허숭득\n피고 심륭이의 휴대전화로 보냈고, 피고 심륭이는 답하였다."

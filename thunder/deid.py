@@ -209,20 +209,25 @@ def _propagate(
     text: str, spans: list[ScoredSpan], seeds: Mapping[str, ScoredSpan], protected: bytearray | None
 ) -> list[ScoredSpan]:
     """Add every further occurrence of a seed's text (two or more characters) as a span of the same entity, with
-    ``origin`` the seed's offsets; a model seed never spreads into ``protected`` text (:mod:`thunder.protected`)."""
-    starts, ends = [s.start for s in spans], [s.end for s in spans]  # disjoint, sorted
-    added = []
+    ``origin`` the seed's offsets, longer texts first; a model seed never spreads into ``protected`` text
+    (:mod:`thunder.protected`). An occurrence that holds spans of its own takes their place (``올가·소콜로프`` found
+    where the model took only ``소콜로프``), so no part of a detected entity's text is left beside them; one that
+    crosses a span's edge is left as it is."""
+    current = list(spans)  # disjoint, sorted
+    starts, ends = [s.start for s in current], [s.end for s in current]
     for start, end, key in sorted(find_keys(text, seeds), key=lambda f: (-len(f[2]), f[0])):
         seed = seeds[key]
         if _held_back(seed, text, start, end, protected):
             continue
-        i = bisect.bisect_right(starts, start)
-        if (i and ends[i - 1] > start) or (i < len(starts) and starts[i] < end):
-            continue
-        starts.insert(i, start)
-        ends.insert(i, end)
-        added.append(replace(seed, start=start, end=end, source="propagated", origin=(seed.start, seed.end)))
-    return sorted(spans + added, key=lambda s: s.start)
+        first = bisect.bisect_left(starts, start)
+        last = bisect.bisect_left(starts, end, lo=first)  # spans first..last-1 start inside the occurrence
+        if (first and ends[first - 1] > start) or (last > first and ends[last - 1] > end):
+            continue  # inside a span, or crossing one's edge
+        if last - first == 1 and (starts[first], ends[first]) == (start, end):
+            continue  # the occurrence is a span already
+        span = replace(seed, start=start, end=end, source="propagated", origin=(seed.start, seed.end))
+        current[first:last], starts[first:last], ends[first:last] = [span], [start], [end]
+    return current
 
 
 # ----------------------------------------------------------------------------------------------- the pipeline
