@@ -67,10 +67,10 @@ _SURNAMES = frozenset(SURNAMES)
 _ROLE_WORDS = frozenset(role for role in PARTY_ROLES + ROLES if len(role) > 1)
 
 
-def split_particles(word: str) -> list[str]:
-    """The readings of ``word`` as a name of two to four syllables followed by particles or by nothing, longest
-    first (``두단고로부터`` -> ``두단고로``, ``두단고``)."""
-    cuts = range(min(len(word), 4), 1, -1)
+def split_particles(word: str, longest: int = 4) -> list[str]:
+    """The readings of ``word`` as a name of two to ``longest`` syllables followed by particles or by nothing,
+    longest first (``두단고로부터`` -> ``두단고로``, ``두단고``)."""
+    cuts = range(min(len(word), longest), 1, -1)
     return [word[:cut] for cut in cuts if cut == len(word) or PARTICLE_RUN.fullmatch(word, cut)]
 
 
@@ -158,7 +158,7 @@ def foreign_name(parts: list[tuple[str, str]]) -> int:
     for index, (separator, part) in enumerate(parts):
         following = parts[index + 1][0] if index + 1 < len(parts) else ""
         beside_dot = "·" in (separator, following)
-        stems = [part] + [part[:cut] for cut in range(len(part) - 1, 1, -1) if PARTICLE_RUN.fullmatch(part, cut)]
+        stems = split_particles(part, longest=len(part))
         stem = next((stem for stem in stems if _foreign_part(stem, beside_dot)), None)
         if stem is None:
             break
