@@ -100,7 +100,7 @@ def deid_recognized(deid: Deidentifier, text: str) -> list[ScoredSpan]:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    st.text(alphabet="홍길동김철수이가은는을를과와로으 AB1-\n", min_size=1, max_size=60),
+    st.text(alphabet="홍길동김철수이가은는을를과와로으 AB1-\n'”", min_size=1, max_size=60),
     st.lists(st.tuples(st.integers(0, 59), st.integers(1, 8), st.sampled_from(["내국인이름", "전화번호"])), max_size=6),
     st.sampled_from(["placeholder", "tag", "mask"]),
 )
@@ -109,6 +109,13 @@ def test_edits_restore_any_output(text: str, raw: list[tuple[int, int, str]], op
     result = Deidentifier(recognizers=[], operator=operator).apply(text, spans)
     edits = restoring_edits(text, result.text, sorted(result.spans, key=lambda s: s.start))
     assert apply_edits(result.text, edits) == text
+
+
+def test_a_particle_after_closing_quotes_is_restored_with_its_entity() -> None:
+    text = "상호 '해오름한의원'이라는 곳"
+    result = Deidentifier(recognizers=[]).apply(text, [ScoredSpan(4, 10, "내국인이름", 0.9, "model")])
+    assert result.text == "상호 'A'라는 곳"
+    assert restoring_edits(text, result.text, result.spans) == [(4, 8, "해오름한의원'이라는")]
 
 
 def test_edits_fall_back_to_a_diff_when_the_spans_do_not_explain_the_output() -> None:

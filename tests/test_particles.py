@@ -14,6 +14,7 @@ from thunder.particles import (
     fix_particle,
     has_final_consonant,
     leading_particle,
+    particle_length,
     trailing_particle,
 )
 
@@ -145,11 +146,16 @@ def test_undecidable(text: str) -> None:
         ("홍길동", "였고 ", "이었고 "),
         ("김철수", "이에요", "예요"),
         ("홍길동", "예요", "이에요"),
+        # after closing quotes the particle agrees with the quoted word; the quotes stay
+        ("A", "'이라는 상호로", "'라는 상호로"),
+        ("해오름한의원", "'라는", "'이라는"),
+        ("B", "”은 ", "”는 "),
+        ("한빛", "」을", "」을"),
     ],
 )
 def test_fix_particle(previous: str, following: str, expected: str) -> None:
     assert fix_particle(previous, following) == expected
-    assert agrees(previous, expected) is True
+    assert agrees(previous, expected.lstrip("'”」")) is True
     assert fix_particle(previous, expected) == expected
 
 
@@ -174,6 +180,14 @@ def test_fix_particle(previous: str, following: str, expected: str) -> None:
 )
 def test_words_that_only_start_like_particles_are_untouched(previous: str, following: str) -> None:
     assert fix_particle(previous, following) == following
+
+
+@pytest.mark.parametrize(
+    ("following", "length"),
+    [("이라는 상호", 3), ("'이라는 상호", 4), ("\"”가", 3), ("' 는", 0), ("'이후", 0), (")는", 0), ("", 0)],
+)
+def test_particle_length_counts_closing_quotes_before_a_particle(following: str, length: int) -> None:
+    assert particle_length(following) == length
 
 
 def test_trailing_particle() -> None:

@@ -37,7 +37,7 @@ import yaml
 from thunder.annotation import AnnotatedDocument, AnnotationError, Placeholder, parse_annotated
 from thunder.identifiers.context import MentionContext
 from thunder.names import PersonNames
-from thunder.particles import fix_particle, leading_particle
+from thunder.particles import fixed_particle, leading_particle
 from thunder.regions import PROVINCES
 from thunder.synthesis import SynthesizedDocument, Synthesizer, stable_seed
 from thunder.taxonomy import Label, Taxonomy, UnknownTagError
@@ -483,9 +483,10 @@ class _Composition:
             cursor = match.end()
             following = template[cursor:]
             if not value.endswith(">>>") and leading_particle(following) is not None:
-                fixed, form = fix_particle(value, following), leading_particle(following)[0]  # type: ignore[index]
-                out.append(fixed[: len(fixed) - len(following) + len(form)])
-                cursor += len(form)
+                fixed = fixed_particle(value, following)
+                if fixed is not None:
+                    out.append(fixed[0])
+                    cursor += fixed[1]
         out.append(template[cursor:])
         return "".join(out)
 

@@ -35,7 +35,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from thunder.outputs import JsonlAppender
-from thunder.particles import leading_particle
+from thunder.particles import particle_length
 
 FORMAT, VERSION = "thunder-mapping", 1
 KEY_PREFIX = "thunder-mapping-key:v1:"
@@ -231,8 +231,7 @@ def _edits_from_spans(original: str, output: str, spans: Sequence[Any]) -> list[
     position, edits = spans[0].start, []
     for k, span in enumerate(spans):
         gap_end = spans[k + 1].start if k + 1 < len(spans) else len(original)
-        particle = leading_particle(original[span.end : gap_end])
-        kept_from = span.end + (len(particle[0]) if particle else 0)
+        kept_from = span.end + particle_length(original[span.end : gap_end])
         tail = original[kept_from:gap_end]
         if k + 1 == len(spans):
             found = len(output) - len(tail) if output.endswith(tail) else -1

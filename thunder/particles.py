@@ -16,7 +16,9 @@ Rules (conservative by design):
   ``○``) is undecidable: ``None``, and nothing is changed.
 * A particle is recognised only at the very start of ``following`` and only when it is followed by a word
   boundary (end of text, whitespace, punctuation) or by one of a few listed continuations
-  (``으로부터``, ``과의``, ``이었다`` ...). So ``이후``, ``가방``, ``로비``, ``다방`` are never touched.
+  (``으로부터``, ``과의``, ``이었다`` ...). So ``이후``, ``가방``, ``로비``, ``다방`` are never touched. A de-identified
+  word's particle may also follow closing quotes, which it agrees across (``'해오름한의원'이라는`` -> ``'A'라는``):
+  :func:`fix_particle` looks past them.
 * Ambiguous vowel forms are resolved to the commoner particle: ``야`` becomes vocative ``아``.
 """
 
@@ -32,8 +34,10 @@ __all__ = [
     "ends_with_rieul",
     "final_consonant",
     "fix_particle",
+    "fixed_particle",
     "has_final_consonant",
     "leading_particle",
+    "particle_length",
     "trailing_particle",
 ]
 
@@ -51,6 +55,7 @@ _UNIT_FINAL = {1: "ㅂ", 2: "ㄱ", 3: "ㄴ", 4: "ㅁ", 5: "ㅁ", 6: "ㅁ", 7: "�
 _UNIT_FINAL.update({k: "" for k in range(12, 16)})
 _LATIN_FINAL = {"L": "ㄹ", "M": "ㅁ", "N": "ㄴ", "R": "ㄹ"}
 _SKIPPED_TAIL = set(" \t\r\n\u00a0'\"’”`)]}」』〉》】〕")
+_CLOSING_QUOTES = "'\"’”」』"
 _NUMBER_TAIL = re.compile(r"[0-9][0-9,]*$")
 
 
@@ -154,21 +159,40 @@ def _correct_form(final: str, pair: tuple[str, str]) -> str:
     return vowel if final == "" else consonant
 
 
+def _quoted_particle(following: str) -> tuple[int, str, tuple[str, str]] | None:
+    """The closing quotes at the start of ``following``, counted, then its particle and the particle's pair."""
+    quotes = len(following) - len(following.lstrip(_CLOSING_QUOTES))
+    found = leading_particle(following[quotes:])
+    return None if found is None else (quotes, *found)
+
+
+def particle_length(following: str) -> int:
+    """How many characters of ``following`` its leading particle takes, closing quotes before it included (``'이라는``:
+    4); 0 where no particle leads it."""
+    found = _quoted_particle(following)
+    return 0 if found is None else found[0] + len(found[1])
+
+
+def fixed_particle(previous: str, following: str) -> tuple[str, int] | None:
+    """The start of ``following`` up to the end of its leading particle (closing quotes before it kept), the particle
+    made to agree with ``previous``, and how many characters of ``following`` that start replaces; ``None`` where no
+    particle leads ``following`` or ``previous`` is undecidable."""
+    found = _quoted_particle(following)
+    final = final_consonant(previous) if found else None
+    if found is None or final is None:
+        return None
+    quotes, form, pair = found
+    return following[:quotes] + _correct_form(final, pair), quotes + len(form)
+
+
 def fix_particle(previous: str, following: str) -> str:
     """``following`` with its leading particle made to agree with the end of ``previous``.
 
-    ``fix_particle("홍길동", "는 ...") == "은 ..."``; text that does not start with a particle, or a
-    ``previous`` whose end is undecidable, is returned unchanged.
+    ``fix_particle("홍길동", "는 ...") == "은 ..."``, ``fix_particle("A", "'이라는") == "'라는"``; text that does not
+    start with a particle, or a ``previous`` whose end is undecidable, is returned unchanged.
     """
-    found = leading_particle(following)
-    if found is None:
-        return following
-    final = final_consonant(previous)
-    if final is None:
-        return following
-    form, pair = found
-    correct = _correct_form(final, pair)
-    return correct + following[len(form) :]
+    fixed = fixed_particle(previous, following)
+    return following if fixed is None else fixed[0] + following[fixed[1] :]
 
 
 # Particles written directly after a noun, alternating or not (the case particles, 의, 에게, 도, 만, 부터, ...).
@@ -193,15 +217,11 @@ def trailing_particle(text: str) -> str:
 
 
 def agrees(previous: str, following: str) -> bool | None:
-    """Whether the particle at the start of ``following`` agrees with ``previous`` (``None``: no particle
+    """Whether the particle at the very start of ``following`` agrees with ``previous`` (``None``: no particle
     there, or ``previous`` undecidable)."""
     found = leading_particle(following)
-    if found is None:
-        return None
-    final = final_consonant(previous)
-    if final is None:
-        return None
-    return _correct_form(final, found[1]) == found[0]
+    final = final_consonant(previous) if found else None
+    return None if found is None or final is None else _correct_form(final, found[1]) == found[0]
 
 
 def run_agrees(previous: str, run: str) -> bool:

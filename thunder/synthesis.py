@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from thunder.annotation import AnnotatedDocument, Placeholder
 from thunder.mentions import MentionBank, MentionContext, particle_after
 from thunder.names import random_shape
-from thunder.particles import fix_particle, leading_particle
+from thunder.particles import fixed_particle
 from thunder.taxonomy import Taxonomy, UnknownTagError, head_noun
 
 __all__ = [
@@ -238,11 +238,10 @@ class Synthesizer:
             if note is not None:
                 cursor = note.end()
             if not word and particle_after(label, following):
-                fixed = fix_particle(inserted, following)
-                if fixed != following:
-                    form = leading_particle(following)[0]
-                    write(fixed[: len(fixed) - len(following) + len(form)])
-                    cursor += len(form)
+                fixed = fixed_particle(inserted, following)
+                if fixed is not None:
+                    write(fixed[0])
+                    cursor += fixed[1]
         write(text[cursor:])
         return SynthesizedDocument(doc.doc_id, "".join(parts), tuple(spans))
 
