@@ -259,6 +259,9 @@ def test_address_spellings_are_one_entity_and_propagate(deid: Deidentifier, spel
     check_invariants(text, result)
     detected = deid.apply(text, spans_of(text, *written, label="주소"))  # detected under every spelling
     assert {s.placeholder for s in detected.spans} == {"A"} and detected.text == result.text
+    published = Deidentifier(recognizers=[], keep_regions=True).apply(text, [first_span(text, written[0], "주소")])
+    assert {s.placeholder for s in published.spans} == {"A"}  # the rest below the published levels, everywhere
+    assert not any(c.isdigit() for c in published.text) and published.text.count("A") == len(spellings)
 
 
 def test_address_spellings_found_among_many_keys() -> None:
@@ -282,9 +285,12 @@ def test_a_province_name_is_normalised_only_before_a_lower_unit(text: str) -> No
 
 def test_a_province_alone_does_not_spread_to_its_other_spellings(deid: Deidentifier) -> None:
     text = "피해자는 서울특별시에 살았다. 그 무렵 서울 시내에서 서울시청 직원 경기를 만났고 경기도중 다쳤다."
-    result = deid.apply(text, [first_span(text, "서울특별시", "주소"), first_span(text, "경기", NAME)])
+    spans = [first_span(text, "서울특별시", "주소"), first_span(text, "경기", NAME)]
+    result = deid.apply(text, spans)
     assert result.text.startswith("피해자는 A에 살았다. 그 무렵 서울 시내에서 서울시청 직원 B를")  # 서울 stays
     check_invariants(text, result)
+    published = Deidentifier(recognizers=[], keep_regions=True).apply(text, spans)  # a lone province is published,
+    assert published.text.startswith("피해자는 서울특별시에 살았다. 그 무렵 서울 시내에서 서울시청 직원 A를")  # not 경기
 
 
 _ALPHABET = list("홍길동김철수이가은는을를과와로으의 AB12-.\n")

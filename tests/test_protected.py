@@ -1,5 +1,5 @@
 """thunder.protected: the model's spans over protected text (legal text, protected words, the published officials'
-names) are dropped or trimmed; spans of every other source never are."""
+names, the upper levels of addresses) are dropped or trimmed; spans of every other source never are."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from thunder.decoding import TokenPredictions
 from thunder.deid import Deidentifier, PipelineOptions
 from thunder.identifiers.base import ScoredSpan
 from thunder.protected import PROTECTED_WORDS, Protection, load_legal, load_protected
+from thunder.regions import upper_units
 
 TEXT = "피고인은 KTX 역 CCTV를 통해 피해자 홍길동을 보았고, 성명불상자에게 010-1234-5678로 전화하였다."
 
@@ -82,6 +83,9 @@ def test_a_span_partly_over_legal_text_is_trimmed_only_where_that_is_safe() -> N
     protection = Protection()
     trimmed = protection.filter(JUDGMENT, [span("등록기준지 충남", label="주소", text=JUDGMENT)])
     assert texts(trimmed, JUDGMENT) == ["충남"]  # a field label before the entity
+    address = span("등록기준지 충남 논산시 연무읍 동산리 12", label="주소", text=JUDGMENT)
+    published = Protection(regions=True).filter(JUDGMENT, [address])
+    assert texts(published, JUDGMENT) == ["연무읍 동산리 12"]  # and the published levels, where kept
     trimmed = protection.filter(JUDGMENT, [span("피고인 홍길동", text=JUDGMENT)])
     assert texts(trimmed, JUDGMENT) == ["홍길동"]
     court = "서울중앙지방법원 2024고단3187"
@@ -155,3 +159,38 @@ def test_the_policy_is_an_option_of_the_command_line(tmp_path) -> None:
     main(["deid", str(judgment), "--out", str(tmp_path / "out"), "--keep_officials", "[counsel]"])
     assert (tmp_path / "out" / "judgment.txt").read_text(encoding="utf-8") == (
         "검 사 A(기소)\n변 호 인 변호사 문태경(국선)\n판사 B\n")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "units"),
+    [
+        ("서울 마포구 월드컵로 12", ["서울", "마포구"]),
+        ("경남 김해시 진영읍 진영로 5에서", ["경남", "김해시"]),  # a town goes with the rest of the address
+        ("강원특별자치도 강릉시 사천면 산대월리 3", ["강원특별자치도", "강릉시"]),
+        ("창원시 마산회원구 양덕동에서", ["창원시", "마산회원구"]),
+        ("마포구에서 만났다", ["마포구"]),  # the name without its particles
+        ("마포구청 앞 부산은행 계좌", []),  # names inside longer words are no units
+        ("피해자 김동구는", []),
+        ("세종 보람동 654", []),  # a lone two-syllable name may be a name or a word (and 보람동 is below 세종)
+        ("서울 테헤란로 152, 부산 해운대구에서 울산 남구로", ["부산", "해운대구", "울산", "남구"]),
+        ("화성시 동탄", ["화성시"]),
+    ],
+)
+def test_upper_units_are_the_published_levels_of_an_address(text: str, units: list[str]) -> None:
+    assert [text[start:end] for start, end in upper_units(text)] == units
+
+
+def test_the_upper_levels_of_an_address_stay_where_the_policy_keeps_them() -> None:
+    text = "피고는 서울 마포구 월드컵로 12에 살며 화성시에서 일한다. 서울 마포구 월드컵로 12는 그의 집이다."
+    address, city = "서울 마포구 월드컵로 12", "화성시"
+    spans = [span(address, label="구아래주소", text=text), span(city, label="구아래주소", text=text)]
+    kept = Deidentifier(recognizers=[], keep_regions=True).apply(text, spans)
+    assert kept.text == "피고는 서울 마포구 A에 살며 화성시에서 일한다. 서울 마포구 A는 그의 집이다."
+    replaced = Deidentifier(recognizers=[]).apply(text, spans)  # by default
+    assert replaced.text == "피고는 A에 살며 B에서 일한다. A는 그의 집이다."
+    recognized = span("서울 마포구 월드컵로 12", "my_recognizer", "구아래주소", text)
+    kept_recognized = Deidentifier(recognizers=[], keep_regions=True).apply(text, [recognized])
+    assert kept_recognized.text.startswith("피고는 A에 살며")  # a recognizer's span is never trimmed
+    assert PipelineOptions(keep_regions=True).build().protection.regions is True
+    with pytest.raises(ValueError, match="keep_regions"):
+        Deidentifier(recognizers=[], keep_regions="no")  # type: ignore[arg-type]

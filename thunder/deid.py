@@ -13,8 +13,9 @@ Steps for one document:
    hysteresis growing inside a word, widening to whole Mecab morphemes: a particle is a morpheme of its own, so it
    never enters a span).
 3. Recognizer spans (:mod:`thunder.recognizers`) are added, and the names of the officials whose roles the
-   policy does not keep (``keep_officials``); the model's spans over legal text, protected words or the kept
-   officials' names are dropped or trimmed (:mod:`thunder.protected`); overlapping spans merge into their union
+   policy does not keep (``keep_officials``); the model's spans over legal text, protected words, the kept
+   officials' names or the upper levels of addresses (``keep_regions``) are dropped or trimmed
+   (:mod:`thunder.protected`); overlapping spans merge into their union
    (``Overlap.UNION``), labelled by the most confident one. Spans without a letter or digit are dropped, surrounding
    spaces trimmed.
 4. Mentions are grouped into entities by their whitespace-free text, an address's leading province written in
@@ -244,8 +245,8 @@ class Deidentifier:
     (:func:`thunder.decoding.entity_tags`); ``grow_threshold`` is the low threshold of span growing (None: off).
     :meth:`from_pretrained` defaults both to the operating point stored with the model. ``runtime`` turns padded
     window batches into probabilities (:mod:`thunder.inference`; default: the model in PyTorch). The model's spans
-    never replace legal text (``legal_text``), protected
-    words or the names of the officials of ``keep_officials`` (:class:`~thunder.protected.Protection`); the officials
+    never replace legal text (``legal_text``), protected words, the names of the officials of ``keep_officials`` or,
+    with ``keep_regions``, the upper levels of addresses (:class:`~thunder.protected.Protection`); the officials
     of the other roles are replaced (source ``officials``). A model span's text is propagated to its other
     occurrences only when its score is at least ``propagate_threshold`` and it is not one of the ``genre_words``
     (:func:`thunder.genre.load_genre_words`); spans of every other source always propagate. Options out of range
@@ -273,6 +274,7 @@ class Deidentifier:
         keep_officials: Sequence[str] = OFFICIAL_ROLES,
         propagate_threshold: float = PROPAGATE_THRESHOLD,
         genre_words: bool | str | Sequence[str] | None = True,
+        keep_regions: bool = False,
     ) -> None:
         if model is not None and (tokenizer is None or label_set is None):
             raise ValueError("a model needs its tokenizer and label_set")
@@ -289,7 +291,7 @@ class Deidentifier:
         if isinstance(keep_officials, str):
             raise ValueError(f"keep_officials must be a list of roles among {list(OFFICIAL_ROLES)}, "
                              f"got {keep_officials!r}")  # fmt: skip
-        self.protection = Protection(legal_text, load_protected(protected_words), keep_officials)
+        self.protection = Protection(legal_text, load_protected(protected_words), keep_officials, keep_regions)
         self.replaced_officials = tuple(role for role in OFFICIAL_ROLES if role not in self.protection.kept_officials)
         self.propagate_threshold, self.genre_words = float(propagate_threshold), load_genre_words(genre_words)
         self.model, self.tokenizer, self.label_set = model, tokenizer, label_set
@@ -546,6 +548,10 @@ class PipelineOptions:
             score (its tokens' mean 1 - P(O)); recognizer spans always propagate.
         genre_words: common words of the judgment genre that a model span never propagates: true for the packaged
             list (:mod:`thunder.genre`), a file (one word a line) or a list of words, or false (none).
+        keep_regions: true: the upper levels of an address stay in the text, as courts mostly publish them: the
+            province, city, county and district names a model span starts with (``서울 마포구 월드컵로 12`` ->
+            ``서울 마포구 A``) or that are all it holds (:func:`thunder.regions.upper_units`). Default false: they are
+            replaced with the rest, since a court sometimes replaces an address whole (docs/pipeline.md).
     """
 
     model: str | None = None
@@ -567,6 +573,7 @@ class PipelineOptions:
     )
     propagate_threshold: float = PROPAGATE_THRESHOLD
     genre_words: bool | str | list[str] = True
+    keep_regions: bool = False
 
     def build(self) -> "Deidentifier":
         """The :class:`Deidentifier` these options describe; without a model, one with no recognizer (nothing
@@ -575,7 +582,7 @@ class PipelineOptions:
                        max_length=self.max_length, stride=self.stride, batch_size=self.batch_size,
                        device=self.device, protected_words=self.protected_words, legal_text=self.legal_text,
                        keep_officials=self.keep_officials, propagate_threshold=self.propagate_threshold,
-                       genre_words=self.genre_words)  # fmt: skip
+                       genre_words=self.genre_words, keep_regions=self.keep_regions)  # fmt: skip
         if self.threshold is not None:
             options["threshold"] = self.threshold
         if self.grow_threshold is not None:

@@ -9,7 +9,9 @@ Three kinds of text are never an identifier, whatever the model says:
   judgments that stand where a name stands (``성명불상``, ``공소외``); the release's rule that protects every
   capitalised Latin word is not taken, since it would keep brand and company names;
 - **the published officials' names** whose roles the policy keeps (:func:`thunder.legal.official_names`: judges,
-  prosecutors, counsel; all three by default, as courts publish them).
+  prosecutors, counsel; all three by default, as courts publish them);
+- **the upper levels of addresses** (:func:`thunder.regions.upper_units`: provinces, cities, counties and districts,
+  ``서울 마포구``; off by default, on where a court publishes them: ``서울 마포구 A``), trimmed off a span's start only.
 
 :meth:`Protection.filter` drops a model span whose every letter lies in such text (a particle after it aside) and
 trims one that only starts with such a word, or starts or ends with legal text other than a procedural term (``등록기준지
@@ -26,6 +28,7 @@ from dataclasses import replace
 from thunder.identifiers.base import ScoredSpan
 from thunder.legal import OFFICIAL_ROLES, LegalText, official_names
 from thunder.particles import PARTICLE_RUN, run_agrees
+from thunder.regions import upper_units
 
 __all__ = ["PROTECTED_WORDS", "Protection", "load_protected"]
 
@@ -65,15 +68,20 @@ def load_legal(spec: bool | Sequence[str] | None) -> tuple[bool, tuple[str, ...]
 
 
 class Protection:
-    """What a model span may not replace: legal text (``legal``: :func:`load_legal`), protected ``words`` and the
-    names of the officials of ``kept_officials`` (:data:`thunder.legal.OFFICIAL_ROLES`)."""
+    """What a model span may not replace: legal text (``legal``: :func:`load_legal`), protected ``words``, the
+    names of the officials of ``kept_officials`` (:data:`thunder.legal.OFFICIAL_ROLES`) and, with ``regions``, the
+    upper levels of addresses."""
 
     def __init__(
         self,
         legal: bool | Sequence[str] | None = True,
         words: Iterable[str] = (),
         kept_officials: Iterable[str] = OFFICIAL_ROLES,
+        regions: bool = False,
     ) -> None:
+        if not isinstance(regions, bool):
+            raise ValueError(f"keep_regions must be true or false, got {regions!r}")
+        self.regions = regions
         builtin, extra = load_legal(legal)
         self.words = frozenset(words)
         self.kept_officials = tuple(role for role in OFFICIAL_ROLES if role in set(kept_officials))
@@ -83,14 +91,15 @@ class Protection:
         self.legal = LegalText(words_to_find, builtin=builtin) if builtin or words_to_find else None
 
     def __bool__(self) -> bool:
-        return self.legal is not None or bool(self.kept_officials)
+        return self.legal is not None or bool(self.kept_officials) or self.regions
 
     def coverage(self, text: str) -> bytearray:
         """Per character of ``text``: 0 outside protected text, 1 in text trimmable off a span's start only
-        (procedural terms, protected words), 2 in text trimmable off either end."""
+        (procedural terms, protected words, upper levels of addresses), 2 in text trimmable off either end."""
         flags = bytearray(len(text))
         legal = self.legal.find(text) if self.legal else []
         found = [(s.start, s.end, 1 if s.kind == _LEADING_ONLY else 2) for s in legal]
+        found += [(start, end, 1) for start, end in (upper_units(text) if self.regions else ())]
         found += [(o.start, o.end, 2) for o in official_names(text, self.kept_officials)]
         for start, end, flag in found:
             for i in range(start, end):

@@ -3,12 +3,15 @@ districts, every common spelling of their names, and the address form of an enti
 
 :data:`PROVINCES` is the table synthesis draws addresses from (:mod:`thunder.mentions`); :func:`address_key` and
 :func:`address_spellings` let de-identification treat ``서울특별시 강남구 …``, ``서울시 강남구 …`` and ``서울 강남구 …``
-as one entity (:func:`thunder.operators.entity_key`).
+as one entity (:func:`thunder.operators.entity_key`); :func:`upper_units` finds the upper levels of addresses, which
+courts publish (``서울 마포구 <<<구아래주소>>>``), for the pipeline's non-identifier step (:mod:`thunder.protected`).
 """
 
 from __future__ import annotations
 
 import re
+
+from thunder.particles import PARTICLE_RUN, run_agrees
 
 # province -> (short names written in addresses, {city or county ("" for a metropolitan city itself): districts})
 PROVINCES: dict[str, tuple[tuple[str, ...], dict[str, tuple[str, ...]]]] = {
@@ -107,3 +110,40 @@ def address_spellings(key: str) -> tuple[str, ...]:
         return (key,)
     province, rest = split
     return (key, *(spelling + rest for spelling in SPELLINGS[province] if spelling != province))
+
+
+_HANGUL_WORD = re.compile(r"[가-힣]+")
+_UPPER_NAMES = frozenset(_CANONICAL) | frozenset(
+    name for _, units in PROVINCES.values() for unit, districts in units.items() for name in (unit, *districts) if name
+)  # PLACE_NAMES without 세종's towns and 동s, which are below its province as 읍/면/동 are elsewhere
+
+
+def _unit_length(word: str) -> int:
+    """The length of the unit name ``word`` is, alone or before particles that agree with it; 0 for no unit."""
+    for end in range(len(word), 1, -1):
+        name, rest = word[:end], word[end:]
+        if name in _UPPER_NAMES and (not rest or (PARTICLE_RUN.fullmatch(rest) and run_agrees(name, rest))):
+            return end
+    return 0
+
+
+def upper_units(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` names upper administrative units, which courts publish as the start of an address: province,
+    city, county and district names, each a word of its own, in a run of two or more (``서울 마포구``, ``창원시
+    마산회원구``) or alone when the name has three syllables or more (``화성시``, ``마포구에서``: the name without its
+    particles). A lone two-syllable name (``서울``, ``동구``, ``세종``) may be a person's name or a word and is left
+    out, as are names inside longer words (``마포구청``, ``부산은행``) and towns (읍/면): courts replace these with the
+    rest of the address (``김해시 <<<시아래주소>>>``)."""
+    found: list[tuple[int, int]] = []
+    run: list[tuple[int, int, int]] = []  # the run's names so far: (start, end of the name, end of its word)
+    for word in [*_HANGUL_WORD.finditer(text), None]:
+        length = _unit_length(word.group()) if word else 0
+        # a name continues the run when only spaces part it from the last one, which had no particle
+        joined = word is not None and run and run[-1][1] == run[-1][2] and text[run[-1][1] : word.start()].isspace()
+        if not (length and (joined or not run)):
+            if len(run) > 1 or (run and run[0][1] - run[0][0] >= 3):
+                found += [(start, end) for start, end, _ in run]
+            run = []
+        if length:
+            run.append((word.start(), word.start() + length, word.end()))
+    return found
