@@ -477,6 +477,9 @@ OUTPUT_CASES = {
          (["in", "--out", "out", "--model", "MODEL"], 1, "made under other settings (model: none -> \""),
          (["in", "--out", "out", "--mapping", "m.jsonl", "--key_file", "k"], 1, "(mapping: none -> \""),
          (["in", "--out", "out", "--operator", "tag"], 1, 'operator: "placeholder" -> "tag"'),
+         (["in", "--out", "out", "--keep_officials", "[]"], 1, "keep_officials: "),  # a policy is a setting too
+         (["in", "--out", "out", "--model", "MODEL", "--overwrite"], 0, "1 written"),
+         (["in", "--out", "out", "--model", "MODEL", "--keep_regions", "true"], 1, "keep_regions: false -> true"),
          (["in", "--out", "out", "--operator", "tag", "--overwrite"], 0, "1 written, 0 failed")],  # fmt: skip
         lambda root: (root / "out/a.txt").read_text(encoding="utf-8") == "연락처 [전화번호]로 전화하였다.\n",
     ),

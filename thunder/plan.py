@@ -427,7 +427,8 @@ def files_sha256(path: str | Path) -> str:
 
 def run_settings(pipeline: PipelineOptions, deidentifier: Deidentifier, **outputs: Any) -> dict[str, Any]:
     """What decides a run's outputs: the layout and output options (``outputs``), the model's files (SHA-256),
-    the taxonomy and the pipeline options that change outputs (batch size and device do not)."""
+    the taxonomy and the pipeline options that change outputs (batch size and device do not; the publication policy
+    does: legal text, kept officials and regions, propagation)."""
     model = deidentifier.model is not None
     return {
         "model": files_sha256(pipeline.model) if pipeline.model else None,
@@ -440,6 +441,11 @@ def run_settings(pipeline: PipelineOptions, deidentifier: Deidentifier, **output
         "threshold": deidentifier.threshold if model else None,
         "grow_threshold": deidentifier.grow_threshold if model else None,
         "protected_words": pipeline.protected_words,
+        "legal_text": pipeline.legal_text if model else None,
+        "keep_officials": list(pipeline.keep_officials),
+        "keep_regions": pipeline.keep_regions if model else None,
+        "propagate_threshold": pipeline.propagate_threshold if model else None,
+        "genre_words": pipeline.genre_words if model else None,
         **outputs,
     }
 
