@@ -440,6 +440,7 @@ def run_settings(pipeline: PipelineOptions, deidentifier: Deidentifier, **output
         "stride": pipeline.stride if model else None,
         "threshold": deidentifier.threshold if model else None,
         "grow_threshold": deidentifier.grow_threshold if model else None,
+        "runtime": type(deidentifier.runtime).__name__ if model else None,  # what ran, "auto" resolved
         "protected_words": pipeline.protected_words,
         "legal_text": pipeline.legal_text if model else None,
         "keep_officials": list(pipeline.keep_officials),
