@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+import torch
+
+from thunder import cli
 from thunder.cli import EXTRA_COMMANDS, main
 
 USER_MODULE = textwrap.dedent(
@@ -90,6 +93,36 @@ def test_user_modules_by_class_path(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     main(["fit", "--config", str(config)])
     result = json.loads(marker.read_text(encoding="utf-8"))
     assert result == {"steps": 3, "hidden": 5}
+
+
+@pytest.mark.parametrize(
+    ("precision", "accelerator", "kernels", "warned"),
+    [("bf16-mixed", "cpu", False, True), ("bf16-true", "auto", False, True), ("bf16-mixed", "cpu", True, False),
+     ("32-true", "cpu", False, False), ("16-mixed", "cpu", False, False), ("bf16-mixed", "gpu", False, False)],
+)
+def test_bf16_on_a_cpu_without_its_kernels_is_warned(
+    monkeypatch: pytest.MonkeyPatch, precision: str, accelerator: str, kernels: bool, warned: bool
+) -> None:
+    monkeypatch.setattr(cli, "cpu_has_bf16_kernels", lambda: kernels)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    warning = cli.slow_precision_warning(precision, accelerator)
+    assert (warning is not None) is warned
+    if warned:
+        assert precision in warning and "--trainer.precision 32-true" in warning
+
+
+def test_fit_warns_of_bf16_without_kernels_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(cli, "cpu_has_bf16_kernels", lambda: False)
+    (tmp_path / "user_module.py").write_text(USER_MODULE, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    main(["fit", "--model", "user_module.UserModel", "--model.marker", str(tmp_path / "m.json"),
+          "--data", "user_module.UserData", "--trainer.max_steps", "1", "--trainer.accelerator", "cpu",
+          "--trainer.precision", "bf16-mixed", "--trainer.logger", "false", "--trainer.enable_checkpointing", "false",
+          "--trainer.enable_progress_bar", "false", "--trainer.default_root_dir", str(tmp_path)])
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("thunder fit: warning:")]
+    assert len(lines) == 1 and "bf16-mixed" in lines[0]
 
 
 def test_function_commands_accept_dashed_options_and_bare_flags(tmp_path: Path) -> None:
