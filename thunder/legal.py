@@ -199,14 +199,15 @@ class LegalText:
         return spans
 
     def _term_runs(self, text: str) -> Iterable[tuple[int, int]]:
-        """Runs of one or more terms starting a word and ending it (or followed by 들 or particles); a header's
-        labels written one syllable at a time (``피 고 인``) where they start a line."""
+        """Runs of one or more terms starting a word and ending it (or followed by 들, by particles, or by a light
+        verb that makes the term a verb: ``감면받은``, ``심판청구한``, ``출원되었다``); a header's labels written one
+        syllable at a time (``피 고 인``) where they start a line."""
         for pattern in self._terms:
             for m in pattern.finditer(text):
                 end = m.end()
                 if end < len(text) and text[end] == "들":
                     end += 1
-                if end >= len(text) or not _is_letter(text[end]):
+                if end >= len(text) or not _is_letter(text[end]) or _LIGHT_VERB.match(text, end):
                     yield m.start("term"), m.end()
                     continue
                 particles = PARTICLE_RUN.match(text, end)
@@ -216,6 +217,8 @@ class LegalText:
 
 
 _NOT_AN_ACT_AFTER = frozenset("인원무정학관")
+# 하다, 되다, 받다, 시키다, 당하다 in any ending, to the end of the word (a term is a noun; with one of them a verb)
+_LIGHT_VERB = re.compile(r"(?:[하한할함합해했되된될됨됩돼됐받]|시[키킨킬켜켰]|당[하한할함해했])[가-힣]*(?![가-힣A-Za-z0-9])")
 
 
 def _is_letter(char: str) -> bool:
