@@ -9,7 +9,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 import torch
 
 from thunder import cli

@@ -99,10 +99,10 @@ def test_procedural_terms_start_a_word_and_end_it(legal: LegalText) -> None:
     assert found(legal, header, "procedural term") == ["피 고 인", "주 문", "이 유", "판 결 선 고"]
 
 
-
 def test_a_term_made_a_verb_is_still_a_term(legal: LegalText) -> None:
     text = "원고는 취득세를 감면받은 뒤 심판청구한 바 있고, 상표가 출원되었으며 부과처분은 경정시켰다. 감면세는 원고은과 출원소가"
     assert found(legal, text, "procedural term") == ["원고", "취득세", "감면", "심판청구", "상표", "출원", "부과처분", "경정"]
+
 
 @pytest.mark.parametrize(
     ("text", "terms"),
