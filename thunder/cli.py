@@ -92,9 +92,10 @@ class ThunderCLI(LightningCLI):
     def before_instantiate_classes(self) -> None:
         if self.subcommand == "predict":  # predict writes its outputs only: no config.yaml in the current directory
             self.save_config_callback = None
-        trainer = self.config[self.subcommand].get("trainer") or {}
+        config = self.config[self.subcommand] if self.subcommand else self.config  # run=False: no subcommand
+        trainer = config.get("trainer") or {}
         if warning := slow_precision_warning(trainer.get("precision"), trainer.get("accelerator")):
-            sys.stderr.write(f"thunder {self.subcommand}: warning: {warning}\n")
+            sys.stderr.write(f"thunder{' ' + self.subcommand if self.subcommand else ''}: warning: {warning}\n")
 
     def instantiate_classes(self) -> None:
         """Build data, model and trainer; a bad input (a missing path, an unknown backbone, a value out of range)
