@@ -19,6 +19,7 @@ import warnings
 from typing import Callable
 
 from jsonargparse import ArgumentError
+from lightning.pytorch import Trainer
 from lightning.pytorch.cli import LightningCLI
 
 TRAINER_COMMANDS = ("fit", "validate", "test", "predict")
@@ -96,6 +97,18 @@ class ThunderCLI(LightningCLI):
         trainer = config.get("trainer") or {}
         if warning := slow_precision_warning(trainer.get("precision"), trainer.get("accelerator")):
             sys.stderr.write(f"thunder{' ' + self.subcommand if self.subcommand else ''}: warning: {warning}\n")
+
+    def instantiate_trainer(self, **kwargs) -> Trainer:
+        """Lightning's Trainer; where standard output is not a terminal (a job's log file), progress is printed as
+        whole lines (:class:`thunder.progress.LineProgressBar`) instead of a bar redrawn in place."""
+        from thunder.progress import LineProgressBar, needs_line_progress
+
+        trainer_config = self._get(self.config_init, "trainer", default={})
+        callbacks = kwargs.get("callbacks", trainer_config.get("callbacks")) or []
+        callbacks = callbacks if isinstance(callbacks, list) else [callbacks]
+        if needs_line_progress(trainer_config, callbacks):
+            kwargs["callbacks"] = [*callbacks, LineProgressBar()]
+        return super().instantiate_trainer(**kwargs)
 
     def instantiate_classes(self) -> None:
         """Build data, model and trainer; a bad input (a missing path, an unknown backbone, a value out of range)
