@@ -551,7 +551,7 @@ def test_command_bad_inputs_reported_others_processed(inputs: Path, tmp_path: Pa
     out = tmp_path / "out"
     code, _, err = run(capsys, inputs=[str(inputs), str(broken)], out=str(out))
     assert code == 1
-    assert f"{bad}: not valid UTF-8 at byte 17" in err
+    assert f"{bad}: not valid UTF-8 at byte 17 (invalid start byte)\n" in err  # no encoding it reads as
     assert f"{broken}:2: bad JSONL record" in err
     assert "4 written, 2 failed, of 6 documents" in err
     assert (out / "in" / "a.txt").read_text(encoding="utf-8") == "연락처 A로 전화하였다.\n"  # the inputs' layout
@@ -566,3 +566,12 @@ def test_command_line_entry_point(inputs: Path, capsys) -> None:
 
     main(["deid", str(inputs / 'a.txt'), "--operator", "tag"])
     assert capsys.readouterr().out == "연락처 [전화번호]로 전화하였다.\n"
+
+
+def test_a_cp949_file_is_refused_with_the_command_that_converts_it(tmp_path: Path, capsys) -> None:
+    legacy = tmp_path / "legacy.txt"
+    legacy.write_bytes("피고인 홍길동의 연락처는 010-1234-5678이다.".encode("cp949"))
+    code, _, err = run(capsys, inputs=[str(legacy)], out=str(tmp_path / "out"))
+    assert code == 1 and not (tmp_path / "out" / "legacy.txt").exists()
+    assert f"{legacy}: not valid UTF-8 at byte 0 (invalid continuation byte); it reads as CP949 (EUC-KR): " \
+           "convert it first, e.g. iconv -f cp949 -t utf-8" in err

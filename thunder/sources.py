@@ -160,7 +160,18 @@ def read_text(path: Path) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise InputError(f"{path}: not valid UTF-8 at byte {error.start} ({error.reason})") from None
+        raise InputError(f"{path}: {not_utf8(data, error)}") from None
+
+
+def not_utf8(data: bytes, error: UnicodeDecodeError) -> str:
+    """Why ``data`` is refused; Korean text saved as CP949 (EUC-KR), as older Korean software writes it, is named so
+    with the command that converts it (guessing the encoding could replace one identifier by another)."""
+    reason = f"not valid UTF-8 at byte {error.start} ({error.reason})"
+    try:
+        data.decode("cp949")
+    except UnicodeDecodeError:
+        return reason
+    return f"{reason}; it reads as CP949 (EUC-KR): convert it first, e.g. iconv -f cp949 -t utf-8"
 
 
 def _check_encodable(text: str) -> str | None:
@@ -178,7 +189,7 @@ def read_documents(listing: Listing) -> Iterator[Document]:
         try:
             yield Document(STDIN, data.decode("utf-8"), None)
         except UnicodeDecodeError as error:
-            yield Document(STDIN, "", None, error=f"not valid UTF-8 at byte {error.start} ({error.reason})")
+            yield Document(STDIN, "", None, error=not_utf8(data, error))
         return
     for file in listing.files:
         try:
