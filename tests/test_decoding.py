@@ -13,6 +13,7 @@ from thunder.decoding import (
     entity_tags,
     grow_within_word,
     resolve_overlaps,
+    widen_to_latin_runs,
 )
 from thunder.identifiers.base import ScoredSpan
 
@@ -37,6 +38,21 @@ def test_grow_within_word_stops_at_whitespace_and_tagged_tokens() -> None:
     assert grow_within_word(prediction, 0, 1, 0.5) == (0, 1)
     prediction = TokenPredictions([(0, 1), (1, 2), (2, 3)], [0, 2, 0], [0.3, 0.9, 0.01])
     assert grow_within_word(prediction, 1, 2, 0.2) == (0, 2)  # leftwards too; the particle (0.01) stays out
+
+
+@pytest.mark.parametrize(
+    ("text", "tagged", "replaced"),
+    [("텔레그램 아이디 'raye.6'를 사용하는", "raye", "raye.6"),  # Mecab-ko cuts the handle at its dot
+     ("아이디 kim_88 으로", "88", "kim_88"),  # leftwards too
+     ("계정 sky-blue.7 에서", "blue", "sky-blue.7"),
+     ("아이디는 raye. 그는", "raye", "raye"),  # a sentence's full stop is not part of it
+     ("홍길동A와", "홍길동", "홍길동"),  # a run the span does not touch stays
+     ("2020.3.5. 생", "3", "3")],  # no letter: a date or an amount is left as it is
+)
+def test_a_span_cutting_a_latin_handle_covers_all_of_it(text: str, tagged: str, replaced: str) -> None:
+    start = text.index(tagged)
+    widened = widen_to_latin_runs(text, start, start + len(tagged))
+    assert text[widened[0] : widened[1]] == replaced
 
 
 def test_overlap_strategies_are_named_and_differ() -> None:

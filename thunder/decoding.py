@@ -12,7 +12,8 @@ do):
    starts a new one.
 4. **Aggregation** (:class:`Aggregation`, :func:`aggregate`): token spans become character spans widened to whole
    Mecab morphemes (a particle ending the last one stays out); under ``HYSTERESIS`` a span first grows over the
-   untagged tokens touching it inside the same word whose ``1 - P(O)`` exceeds the lower ``grow_threshold``.
+   untagged tokens touching it inside the same word whose ``1 - P(O)`` exceeds the lower ``grow_threshold``; a
+   span that cuts a run of Latin letters and digits joined by ``. _ -`` (``raye.6``) covers all of it.
 5. **Overlaps** (:class:`Overlap`, :func:`resolve_overlaps`): ``UNION`` merges overlapping spans into one (the
    pipeline's rule for model and recognizer spans: nothing detected is left out), ``HIGHEST_SCORE`` keeps the best
    of overlapping readings (the recognizers' rule among themselves).
@@ -24,6 +25,7 @@ export and is the default of every command that runs the model.
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
@@ -200,6 +202,27 @@ def widen_to_morphemes(
     return start, end
 
 
+# Latin letters and digits joined by . _ - (an account name, a handle, a code); at least one letter
+_LATIN_RUN = re.compile(r"[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)*")
+
+
+def widen_to_latin_runs(text: str, start: int, end: int) -> tuple[int, int]:
+    """``[start, end)`` widened over a run of Latin letters and digits joined by ``.``, ``_`` or ``-`` that it cuts
+    (``'raye|.6'``, ``kim|_88``): Mecab-ko splits such a handle at its punctuation, and the model may tag one part
+    only, which would leave the rest of an identifier in the text. Runs without a letter (dates, amounts) are left
+    as they are."""
+    for edge in (start, end - 1):
+        left = edge
+        while left > 0 and (text[left - 1].isascii() and (text[left - 1].isalnum() or text[left - 1] in "._-")):
+            left -= 1
+        for match in _LATIN_RUN.finditer(text, left):
+            if match.start() > edge:
+                break
+            if match.end() > edge and any(c.isalpha() for c in match.group()):
+                start, end = min(start, match.start()), max(end, match.end())
+    return start, end
+
+
 def aggregate(
     text: str, prediction: TokenPredictions, label_set: "LabelSet", point: OperatingPoint
 ) -> list[ScoredSpan]:
@@ -214,7 +237,7 @@ def aggregate(
         if point.aggregation is Aggregation.HYSTERESIS:
             first, last = grow_within_word(prediction, first, last, point.grow_threshold)  # type: ignore[arg-type]
         start, end = prediction.offsets[first][0], prediction.offsets[last - 1][1]
-        start, end = widen_to_morphemes(pieces, piece_ends, text, start, end)
+        start, end = widen_to_latin_runs(text, *widen_to_morphemes(pieces, piece_ends, text, start, end))
         info = label_set.describe(entity_type)
         score = sum(prediction.scores[first:last]) / (last - first)
         spans.append(
