@@ -293,6 +293,17 @@ def test_a_province_alone_does_not_spread_to_its_other_spellings(deid: Deidentif
     assert published.text.startswith("피해자는 서울특별시에 살았다. 그 무렵 서울 시내에서 서울시청 직원 A를")  # not 경기
 
 
+def test_a_short_number_found_by_the_model_does_not_spread(deid: Deidentifier) -> None:
+    text = "피고인은 2011. 11. 1. 서울 마포구 11동에서 1102-33445호 계약서를 썼고, 11월에 1102-33445호를 다시 썼다."
+    short = ScoredSpan(text.index("11동"), text.index("11동") + 2, "주소", 0.95, "model")
+    result = deid.apply(text, [short])
+    assert result.text.startswith("피고인은 2011. 11. 1. 서울 마포구 A동에서") and "11월" in result.text  # 11 stays
+    long = first_span(text, "1102-33445", "계좌번호")  # six characters or more: spreads like any other span
+    result = deid.apply(text, [long])
+    assert "1102-33445" not in result.text and result.text.count("A호") == 2
+    check_invariants(text, result)
+
+
 _ALPHABET = list("홍길동김철수이가은는을를과와로으의 AB12-.\n")
 
 

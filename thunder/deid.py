@@ -26,7 +26,7 @@ Steps for one document:
    letter or digit; an address under every spelling of its province) is replaced too (``origin``: the span it
    repeats), so a detected identifier never survives elsewhere in the document: the text of a recognizer's, the
    officials' rule's or a reviewer's span always, a model span's only from ``propagate_threshold`` and when it is
-   not a common word of the genre (:mod:`thunder.genre`), and never into protected text.
+   not a common word of the genre (:mod:`thunder.genre`) nor a short number, and never into protected text.
 5. Entities get placeholders A, B, ..., Z, AA, ... in order of first appearance, skipping capital letters that
    occur in any detected text and placeholders that already stand alone in the text (a partly de-identified
    judgment); the operator chosen for the entity's label, category or tier 1 (:mod:`thunder.operators`) makes each mention's replacement and the
@@ -98,6 +98,7 @@ class DeidResult:
 
 
 PROPAGATE_THRESHOLD = 0.5  # a model span spreads to its text's other occurrences from this score (docs/pipeline.md)
+SPREADING_NUMBER = 6  # a model span of digits and punctuation only spreads from this many characters
 _WORD = re.compile(r"\w")
 _ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
 _NON_SPACE = re.compile(r"\S")
@@ -407,10 +408,12 @@ class Deidentifier:
         ]
 
     def spreads(self, key: str, span: ScoredSpan) -> bool:
-        """Whether ``span`` (text ``key``) is propagated: always, unless a model span below ``propagate_threshold``
-        or on a common word of the genre; a propagated span itself is no seed."""
+        """Whether ``span`` (text ``key``) is propagated: always, unless a model span below ``propagate_threshold``,
+        on a common word of the genre, or a short number (no letter, under :data:`SPREADING_NUMBER` characters:
+        ``11`` would spread into every date and amount that holds it); a propagated span itself is no seed."""
         if span.source == "model":
-            return span.score >= self.propagate_threshold and key not in self.genre_words
+            short_number = len(key) < SPREADING_NUMBER and not any(c.isalpha() for c in key)
+            return span.score >= self.propagate_threshold and key not in self.genre_words and not short_number
         return span.source != "propagated"
 
     def apply(self, text: str, spans: Iterable[ScoredSpan]) -> DeidResult:
