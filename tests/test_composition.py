@@ -46,7 +46,7 @@ def template_tags(taxonomy: Taxonomy) -> set[str]:
 
 def test_the_packaged_templates_parse_and_their_tags_resolve(taxonomy: Taxonomy) -> None:
     cases = load_cases(taxonomy)
-    assert {case.kind for case in cases} == {"criminal", "civil", "family", "administrative", "patent"}
+    assert {case.kind for case in cases} == {"criminal", "civil", "family", "administrative"}
     assert sum(len(s.texts()) for case in cases for s in case.sections.values()) > 300
     tags = template_tags(taxonomy)
     assert {"내국인이름", "주민등록번호", "주소", "계좌번호"} <= tags
@@ -232,25 +232,3 @@ def test_a_layout_naming_a_missing_section_is_refused(taxonomy: Taxonomy, tmp_pa
     directory = write_sections(tmp_path, 'kind: test\ncases:\n  - name: one\n    layout: [top, nowhere]\n    sections: {top: ["x"]}\n')
     with pytest.raises(TemplateError, match="nowhere"):
         load_cases(taxonomy, directory)
-
-
-def test_patent_judgments_keep_marks_goods_and_registrations_as_text(
-    taxonomy: Taxonomy, synthesizer: Synthesizer, documents: list[AnnotatedDocument], tmp_path: Path
-) -> None:
-    write_sections(tmp_path, (SECTIONS / "patent.yaml").read_text(encoding="utf-8"))
-    composer = Composer(taxonomy, seed=0, directory=tmp_path)
-    lists = next(case for case in composer.cases if case.name == "상표등록무효").lists
-    registration = re.compile(r"제(?:10|40|41)-\d{7}호")
-    seen: Counter[str] = Counter()
-    for doc in documents[:40]:
-        out = synthesizer(composer.compose(doc, 0), epoch=0)
-        assert out.spans, out.text[:200]
-        kept = [m.span() for m in registration.finditer(out.text)]
-        for word in lists["goods"] + lists["marks"] + lists["inventions"]:
-            kept += [m.span() for m in re.finditer(re.escape(word), out.text)]
-        for start, end in kept:
-            assert not any(s.start < end and start < s.end for s in out.spans), out.text[start - 20 : end + 20]
-        marks = set(re.findall(r"이 사건 등록(?:상표|서비스표)[^「\n]{0,20}「([^」]+)」", out.text))
-        assert len(marks) <= 1, marks  # one registered mark per document
-        seen.update({"registration": bool(registration.search(out.text)), "mark": bool(marks)})
-    assert seen["registration"] > 10 and seen["mark"] > 5

@@ -549,7 +549,7 @@ def _shifted(placeholder: Placeholder, offset: int) -> Placeholder:
 
 _DOCUMENT_SLOTS = frozenset(
     "courts lower_courts agencies case_names case_number lower_case_number judge prosecutor counsel attorney firm "
-    "sentence probation fine hours claim awarded marks marks_earlier inventions".split()
+    "sentence probation fine hours claim awarded".split()
 )
 
 
@@ -671,7 +671,6 @@ _GENERATORS: dict[str, Callable[[_Composition, str], str]] = {
     "lower_case_number": lambda c, arg: c.case_number(c.case.lists["lower_case_codes"], 2),
     "other_case_number": lambda c, arg: c.case_number(c.case.lists["other_case_codes"], 6),
     "law_number": lambda c, arg: f"제{c.rng.randint(9000, 19999)}호",
-    "registration": lambda c, arg: f"제{arg or 10}-{c.rng.randint(0, 2_500_000):07d}호",
     "receipt": lambda c, arg: str(c.rng.randint(1000, 199999)),
     "ratio": lambda c, arg: f"{c.rng.randint(1000, 99999):,}.{c.rng.randint(1, 9)}분의 {c.rng.randint(10, 99)}.{c.rng.randint(100, 999)}",
     "amount": lambda c, arg: _amount(c.rng, 100_000, 90_000_000, 10_000 if c.rng.random() < 0.7 else 10),
