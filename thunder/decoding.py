@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import string
 from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
@@ -204,6 +205,7 @@ def widen_to_morphemes(
 
 # Latin letters and digits joined by . _ - (an account name, a handle, a code); at least one letter
 _LATIN_RUN = re.compile(r"[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)*")
+_LATIN_RUN_CHARS = frozenset(string.ascii_letters + string.digits + "._-")
 
 
 def widen_to_latin_runs(text: str, start: int, end: int) -> tuple[int, int]:
@@ -213,7 +215,7 @@ def widen_to_latin_runs(text: str, start: int, end: int) -> tuple[int, int]:
     as they are."""
     for edge in (start, end - 1):
         left = edge
-        while left > 0 and (text[left - 1].isascii() and (text[left - 1].isalnum() or text[left - 1] in "._-")):
+        while left > 0 and text[left - 1] in _LATIN_RUN_CHARS:
             left -= 1
         for match in _LATIN_RUN.finditer(text, left):
             if match.start() > edge:

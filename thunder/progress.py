@@ -30,6 +30,7 @@ class LineProgressBar(ProgressBar):
         self._started = 0.0
         self._last_line = -math.inf
         self._first_step = 0
+        self._total: int | None = None  # the run's steps, known at the start of training (None: unbounded)
 
     def disable(self) -> None:
         self._enabled = False
@@ -43,13 +44,14 @@ class LineProgressBar(ProgressBar):
 
     def on_train_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         self._started, self._last_line, self._first_step = time.monotonic(), -math.inf, trainer.global_step
-        total = _total_steps(trainer)
+        total = trainer.estimated_stepping_batches
+        self._total = int(total) if math.isfinite(total) else None
         self.print(f"{self.train_description}: from step {trainer.global_step}"
-                   + (f" to {total}" if total is not None else ""))
+                   + (f" to {self._total}" if self._total is not None else ""))
 
     def on_train_batch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule, outputs: Any, batch: Any,
                            batch_idx: int) -> None:
-        now, step, total = time.monotonic(), trainer.global_step, _total_steps(trainer)
+        now, step, total = time.monotonic(), trainer.global_step, self._total
         if now - self._last_line < self.interval and step != total:
             return
         self._last_line = now
@@ -102,11 +104,6 @@ def needs_line_progress(trainer_config: dict[str, Any], callbacks: list[Any], st
         return False
     isatty = getattr(stream, "isatty", None)
     return not (isatty is not None and isatty())
-
-
-def _total_steps(trainer: pl.Trainer) -> int | None:
-    total = trainer.estimated_stepping_batches
-    return int(total) if math.isfinite(total) else None
 
 
 def _metrics(metrics: dict[str, Any]) -> list[str]:
