@@ -114,6 +114,31 @@ def test_email_and_url() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("텔레그램 아이디 'raye.6'를 사용하는 성명불상자", "raye.6"),  # digits after a dot: still one handle
+        ("인스타그램 계정 ‘zzang_dong1989’을 이용하여", "zzang_dong1989"),
+        ("닉네임 “Kevin7”으로 접속하여", "Kevin7"),
+        ("ID: kim_01, PW: 1234", "kim_01"),
+        ("아이디는 lee99이고", "lee99"),
+        ("위챗 아이디 ‘C’로", None),  # a placeholder of a de-identified judgment
+        ("계정 AB를", None),
+        ("아이디 및 비밀번호", None),
+        ("Android ID 123456", None),  # no letter
+        ("계정과목 ABC", None),  # 계정과목 is an accounting term
+    ],
+)
+def test_user_ids_after_the_word_that_names_them(text: str, expected: str | None) -> None:
+    assert texts(text, "user_id") == ([expected] if expected else [])
+
+
+def test_user_id_leaves_emails_and_urls_to_their_recognizers() -> None:
+    assert found("계정 kim@naver.com 및 아이디 https://x.com/a") == [
+        ("email", "kim@naver.com", 0.95), ("url", "https://x.com/a", 0.9)
+    ]
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "피고인은 2021. 3. 4. 14:30경 피해자에게",  # dates and times

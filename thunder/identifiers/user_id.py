@@ -1,10 +1,12 @@
-"""아이디: online account names (romanized Korean syllables or an English word, often with digits); no pattern."""
+"""아이디: online account names (romanized Korean syllables or an English word, often with digits), found where the
+text names them."""
 
 from __future__ import annotations
 
 import random
+import re
 
-from thunder.identifiers.base import Identifier
+from thunder.identifiers.base import Identifier, PatternRecognizer
 from thunder.identifiers.context import MentionContext
 
 NAME = "user_id"
@@ -15,6 +17,26 @@ _ROMAN_SYLLABLES = (
 )  # fmt: skip
 _SURNAMES_ROMAN = ("kim", "lee", "park", "choi", "jung", "kang", "cho", "yoon", "jang", "lim", "han", "shin", "oh")
 _WORDS = ("sky", "blue", "happy", "star", "moon", "love", "angel", "king", "dream", "lucky", "smile", "cool", "zzang")
+
+
+class UserId(PatternRecognizer):
+    """An account name right after the word that names it (``아이디``, ``계정``, ``ID``, ``닉네임``, ``대화명``; a colon, a
+    particle and an opening quote may stand between): Latin letters and digits joined by ``. _ -``, at least three
+    characters with a letter (0.85: ``텔레그램 아이디 'raye.6'``, ``ID: kim_01``). An account name has no shape of its
+    own, so without such a word it is the model's to find; an e-mail address or URL is their recognizers'."""
+
+    name = "user_id"
+    identifier = NAME
+    context = ("아이디", "계정", "ID", "닉네임", "대화명")  # the pattern starts with one of them
+    pattern = re.compile(
+        r"(?:아이디|계정명?|닉네임|대화명|(?<![A-Za-z])(?i:id))[ \t]*(?:[:：][ \t]*)?(?:은|는|이|가|을|를|인|으로|로)?"
+        r"[ \t]*['\"‘’“”「『(\[]?[ \t]*"
+        r"(?P<id>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)(?![A-Za-z0-9._@-]|:/)"
+    )
+
+    def score(self, match: re.Match, text: str) -> float:
+        handle = match.group("id")
+        return self.base_score if len(handle) >= 3 and re.search("[A-Za-z]", handle) else 0.0
 
 
 def generate(rng: random.Random, context: MentionContext) -> str:
@@ -31,4 +53,4 @@ def generate(rng: random.Random, context: MentionContext) -> str:
     return base.strip("._")
 
 
-IDENTIFIER = Identifier(NAME, None, generate)
+IDENTIFIER = Identifier(NAME, UserId, generate)
