@@ -304,6 +304,16 @@ def test_a_short_number_found_by_the_model_does_not_spread(deid: Deidentifier) -
     check_invariants(text, result)
 
 
+def test_a_general_noun_found_by_the_model_does_not_spread(deid: Deidentifier) -> None:
+    text = "원고는 왜곡된 보도라고 주장하나, 피고의 왜곡 보도는 없었다. 홍길동은 왜곡을 부인하고 김영수는 홍길동을 만났다."
+    spans = [first_span(text, "왜곡", NAME), first_span(text, "홍길동", NAME)]
+    result = deid.apply(text, spans)
+    assert result.text == "원고는 A된 보도라고 주장하나, 피고의 왜곡 보도는 없었다. B는 왜곡을 부인하고 김영수는 B를 만났다."
+    check_invariants(text, result)
+    spreading = Deidentifier(recognizers=[], genre_words=False).apply(text, spans)  # no list: every word spreads
+    assert "왜곡" not in spreading.text
+
+
 _ALPHABET = list("홍길동김철수이가은는을를과와로으의 AB12-.\n")
 
 

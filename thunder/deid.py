@@ -26,7 +26,8 @@ Steps for one document:
    letter or digit; an address under every spelling of its province) is replaced too (``origin``: the span it
    repeats), so a detected identifier never survives elsewhere in the document: the text of a recognizer's, the
    officials' rule's or a reviewer's span always, a model span's only from ``propagate_threshold`` and when it is
-   not a common word of the genre (:mod:`thunder.genre`) nor a short number, and never into protected text.
+   not a common word of the genre (:mod:`thunder.genre`) or a general noun of Korean (:mod:`thunder.vocabulary`)
+   nor a short number, and never into protected text.
 5. Entities get placeholders A, B, ..., Z, AA, ... in order of first appearance, skipping capital letters that
    occur in any detected text and placeholders that already stand alone in the text (a partly de-identified
    judgment); the operator chosen for the entity's label, category or tier 1 (:mod:`thunder.operators`) makes each mention's replacement and the
@@ -71,6 +72,7 @@ from thunder.recognizers import Recognizer, ScoredSpan, load_recognizers, recogn
 from thunder.regions import address_spellings
 from thunder.taxonomy import TIER1, Taxonomy
 from thunder.tokenizer import check_windows
+from thunder.vocabulary import load_general_nouns
 
 
 @dataclass(frozen=True)
@@ -250,8 +252,8 @@ class Deidentifier:
     with ``keep_regions``, the upper levels of addresses (:class:`~thunder.protected.Protection`); the officials
     of the other roles are replaced (source ``officials``). A model span's text is propagated to its other
     occurrences only when its score is at least ``propagate_threshold`` and it is not one of the ``genre_words``
-    (:func:`thunder.genre.load_genre_words`); spans of every other source always propagate. Options out of range
-    raise ``ValueError`` before anything runs.
+    (:func:`thunder.genre.load_genre_words`; by default also the general nouns of Korean); spans of every other
+    source always propagate. Options out of range raise ``ValueError`` before anything runs.
     """
 
     def __init__(
@@ -294,7 +296,9 @@ class Deidentifier:
                              f"got {keep_officials!r}")  # fmt: skip
         self.protection = Protection(legal_text, load_protected(protected_words), keep_officials, keep_regions)
         self.replaced_officials = tuple(role for role in OFFICIAL_ROLES if role not in self.protection.kept_officials)
-        self.propagate_threshold, self.genre_words = float(propagate_threshold), load_genre_words(genre_words)
+        general_nouns = frozenset(load_general_nouns()) if genre_words is True else frozenset()
+        self.propagate_threshold = float(propagate_threshold)
+        self.genre_words = load_genre_words(genre_words) | general_nouns
         self.model, self.tokenizer, self.label_set = model, tokenizer, label_set
         self.taxonomy: Taxonomy = label_set.taxonomy if label_set is not None else taxonomy or _default_taxonomy()
         self.recognizers = load_recognizers(recognizers, taxonomy=self.taxonomy)  # labels from the taxonomy
@@ -549,8 +553,9 @@ class PipelineOptions:
             names of the roles left out are replaced, whatever the model says.
         propagate_threshold: a model span's text replaces its other occurrences in the document only from this
             score (its tokens' mean 1 - P(O)); recognizer spans always propagate.
-        genre_words: common words of the judgment genre that a model span never propagates: true for the packaged
-            list (:mod:`thunder.genre`), a file (one word a line) or a list of words, or false (none).
+        genre_words: common words that a model span never propagates: true for the packaged lists (the judgment
+            genre's, :mod:`thunder.genre`, and the general nouns of Korean, :mod:`thunder.vocabulary`), a file (one
+            word a line) or a list of words, or false (none).
         keep_regions: true: the upper levels of an address stay in the text, as courts mostly publish them: the
             province, city, county and district names a model span starts with (``서울 마포구 월드컵로 12`` ->
             ``서울 마포구 A``) or that are all it holds (:func:`thunder.regions.upper_units`). Default false: they are

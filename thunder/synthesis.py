@@ -35,7 +35,7 @@ import hashlib
 import random
 import re
 from collections import Counter
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from thunder.annotation import AnnotatedDocument, Placeholder
@@ -148,7 +148,8 @@ def _head(mention: str, words: tuple[str, ...]) -> str:
 class Synthesizer:
     """``AnnotatedDocument`` -> :class:`SynthesizedDocument`, seeded per (seed, epoch, document).
 
-    ``head_outside``: labels whose head noun ending a mention stays outside its span (:func:`head_outside_labels`).
+    ``head_outside``: labels whose head noun ending a mention stays outside its span (:func:`head_outside_labels`);
+    ``substitution``: a last step over the filled document (:class:`thunder.vocabulary.NounSubstitution`).
     """
 
     def __init__(
@@ -158,6 +159,7 @@ class Synthesizer:
         seed: int = 0,
         replacement: str = "per_epoch",
         head_outside: Collection[str] = frozenset(),
+        substitution: Callable[[SynthesizedDocument, int], SynthesizedDocument] | None = None,
     ) -> None:
         if replacement not in REPLACEMENTS:
             raise ValueError(f"replacement must be one of {REPLACEMENTS}, got {replacement!r}")
@@ -166,6 +168,7 @@ class Synthesizer:
         self.seed = seed
         self.replacement = replacement
         self.head_outside = frozenset(head_outside)
+        self.substitution = substitution
         self._choices: dict[str, tuple[str, ...]] = {}
 
     def _label(self, doc: AnnotatedDocument, placeholder: Placeholder, epoch: int) -> str:
@@ -243,7 +246,8 @@ class Synthesizer:
                     write(fixed[0])
                     cursor += fixed[1]
         write(text[cursor:])
-        return SynthesizedDocument(doc.doc_id, "".join(parts), tuple(spans))
+        filled = SynthesizedDocument(doc.doc_id, "".join(parts), tuple(spans))
+        return filled if self.substitution is None else self.substitution(filled, epoch)
 
 
 _LEFTOVER = re.compile(r"<<<|>>>|생략")

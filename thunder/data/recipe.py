@@ -26,6 +26,7 @@ from thunder.reviewed import read_reviewed
 from thunder.synthesis import REPLACEMENTS, Synthesizer, head_outside_labels
 from thunder.taxonomy import Taxonomy
 from thunder.tokenizer import THUNDER_CONFIG
+from thunder.vocabulary import NounSubstitution
 
 RESOURCES = Path(__file__).resolve().parents[1] / "resources"
 DEMO_CORPUS = RESOURCES / "demo" / "annotated"
@@ -68,6 +69,9 @@ class Recipe:
         split_seed: Seed of the split and of the mention holdout.
         mention_holdout: Share of every mention list held back from training, by entity.
         random_mentions: Share of training mentions replaced by random strings of their shape.
+        substitute_nouns: Share of the general nouns outside identifiers that training replaces every epoch by other
+            general nouns of Korean (:class:`thunder.vocabulary.NounSubstitution`), so an unfamiliar word is not
+            taken for a name; 0: none.
         head_nouns: ``inside`` (spans cover whole mentions) or ``corpus`` (the training split's head-noun convention).
         seed: Seed of synthesis (every epoch of training, and the one filling of every other split).
         replacement: ``per_epoch`` re-samples training mentions every epoch; ``single`` keeps the epoch-0 ones.
@@ -96,6 +100,7 @@ class Recipe:
     split_seed: int = 0
     mention_holdout: float = 0.0
     random_mentions: float = 0.0
+    substitute_nouns: float = 0.0
     head_nouns: str = "inside"
     seed: int = 0
     replacement: str = "per_epoch"
@@ -126,6 +131,9 @@ class Recipe:
             raise ValueError(f"mention_holdout must be in [0, 1), got {self.mention_holdout}")
         if not 0 <= self.random_mentions <= 1:
             raise ValueError(f"random_mentions must be in [0, 1], got {self.random_mentions}")
+        if not 0 <= self.substitute_nouns <= 1:
+            raise ValueError(f"substitute_nouns must be in [0, 1], got {self.substitute_nouns}")
+        object.__setattr__(self, "substitute_nouns", float(self.substitute_nouns))
         if not 0 <= self.compose <= 1:
             raise ValueError(f"compose must be in [0, 1], got {self.compose}")
         object.__setattr__(self, "compose", float(self.compose))
@@ -264,11 +272,13 @@ class Filler:
 
     def training_synthesizer(self) -> Synthesizer | ComposingSynthesizer:
         """The synthesizer of the train split: mentions drawn afresh every epoch (``seed``, ``replacement``) from
-        the training part of the lists, with random mentions; the ``compose`` share of the documents (drawn every
-        epoch) composed into whole judgments first."""
+        the training part of the lists, with random mentions and substituted nouns (``substitute_nouns``); the
+        ``compose`` share of the documents (drawn every epoch) composed into whole judgments first."""
         recipe = self.recipe
+        nouns = NounSubstitution(recipe.substitute_nouns, seed=recipe.seed) if recipe.substitute_nouns else None
         synthesizer = Synthesizer(self.taxonomy, self.bank("train", noise=True), seed=recipe.seed,
-                                  replacement=recipe.replacement, head_outside=self.head_outside())  # fmt: skip
+                                  replacement=recipe.replacement, head_outside=self.head_outside(),
+                                  substitution=nouns)  # fmt: skip
         if recipe.compose == 0:
             return synthesizer
         return ComposingSynthesizer(Composer(self.taxonomy, seed=recipe.seed, share=recipe.compose), synthesizer)

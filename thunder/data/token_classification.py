@@ -26,8 +26,8 @@ from thunder.taxonomy import LabelSet
 from thunder.tokenizer import ThunderTokenizer, check_windows
 
 TEST_MENTIONS = ("seen", "unseen", "both")
-_RESUME_KEYS = ("seed", "replacement", "split", "split_seed", "mention_holdout", "random_mentions", "compose",
-                "reviewed", "reviewed_share")
+_RESUME_KEYS = ("seed", "replacement", "split", "split_seed", "mention_holdout", "random_mentions",
+                "substitute_nouns", "compose", "reviewed", "reviewed_share")
 
 
 def reviewed_slots(documents: int, reviewed: int, share: float | None) -> tuple[int, int]:
@@ -134,6 +134,8 @@ class DeIdDataModule(LightningDataModule):
             logged as ``test/seen/...`` and ``test/unseen/...``); default ``both`` with a holdout, else ``seen``.
         random_mentions: Share of training mentions replaced by random strings of their shape (structured
             identifiers excepted), so that the context is the only cue.
+        substitute_nouns: Share of the general nouns outside identifiers replaced every epoch by other general nouns
+            of Korean (:mod:`thunder.vocabulary`), so that an unfamiliar word is not taken for a name.
         compose: Share of training documents composed into whole judgments every epoch (header, 주문, evidence,
             statutes, sentencing and signatures around the facts paragraph, :mod:`thunder.composition`); their
             windows overlap like any long document's. Validation and test stay facts paragraphs.
@@ -179,6 +181,7 @@ class DeIdDataModule(LightningDataModule):
         mention_holdout: float = 0.0,
         test_mentions: Literal["seen", "unseen", "both"] | None = None,
         random_mentions: float = 0.0,
+        substitute_nouns: float = 0.0,
         compose: float = 0.0,
         head_nouns: Literal["inside", "corpus"] = "inside",
         train_dirs: list[str] | None = None,
@@ -195,8 +198,8 @@ class DeIdDataModule(LightningDataModule):
             data_dir=data_dir, train_dirs=train_dirs, val_dirs=val_dirs, test_dirs=test_dirs,
             mention_dirs=mention_dirs, taxonomy=taxonomy, alias_files=alias_files or (), generators=generators,
             split=split, split_seed=split_seed, mention_holdout=mention_holdout, random_mentions=random_mentions,
-            head_nouns=head_nouns, seed=seed, replacement=replacement, compose=compose, reviewed=reviewed,
-            reviewed_share=reviewed_share,
+            substitute_nouns=substitute_nouns, head_nouns=head_nouns, seed=seed, replacement=replacement,
+            compose=compose, reviewed=reviewed, reviewed_share=reviewed_share,
         )  # fmt: skip
         test_mentions = test_mentions or ("both" if mention_holdout > 0 else "seen")
         check_choice("test_mentions", test_mentions, TEST_MENTIONS)
