@@ -8,12 +8,15 @@ of the general nouns outside identifiers by nouns drawn from :data:`GENERAL_NOUN
 not an identifier for being unfamiliar, only where the text says it stands for someone.
 
 A word is a run of Hangul; it is replaced only when Mecab-ko reads it as one general noun (``NNG``) of two syllables
-or more, alone or followed by particles, which are then made to agree with the new noun (``피해자에게`` ->
-``교실에게``, ``사무실을`` -> ``가족을``). A word inside or touching an identifier, and the word right before and
+or more, alone or followed by particles, which are then made to agree with the new noun (``가방과`` -> ``교실과``,
+``지갑을`` -> ``가족을``). A word inside or touching an identifier, and the word right before and
 after one (its context: ``피해자 A``, ``B 식당``), are never replaced, nor the words that carry a judgment's structure:
 its procedural roles and terms (:data:`thunder.legal.TERMS_FILE`: ``피고인``, ``원심``, ``대법관``) and the common words of
 the genre (:data:`thunder.genre.GENRE_WORDS_FILE`: ``피해자``, ``사무실``). Validation and test fillings are never
 substituted.
+
+The same nouns serve the pipeline: a model span that is exactly one of them is not propagated through the document
+(:class:`thunder.deid.Deidentifier`, ``genre_words``).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from thunder.morphemes import word_analysis
 from thunder.particles import PARTICLE_RUN, fix_particle
 from thunder.synthesis import SynthesizedDocument, stable_seed
 
-__all__ = ["GENERAL_NOUNS_FILE", "NounSubstitution", "load_general_nouns"]
+__all__ = ["GENERAL_NOUNS_FILE", "NounSubstitution", "load_general_nouns", "structural_words"]
 
 GENERAL_NOUNS_FILE = Path(str(resources.files("thunder") / "resources" / "vocabulary" / "general_nouns.txt"))
 _HANGUL_RUN = re.compile(r"[가-힣]+")
