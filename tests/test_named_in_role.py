@@ -39,6 +39,11 @@ def names(text: str) -> list[str]:
         ("토지 보상금: 원고 쿠즈네초바 이리나 662,740,000원", ["쿠즈네초바 이리나"]),
         ("학생 나탈리아 소콜로프를 제지하기 위하여", ["나탈리아 소콜로프"]),
         ("증인 마리아 진술", ["마리아"]),
+        ("피고인의 형 김뜕벸이 출소 후", ["김뜕벸"]),  # relatives, workplaces and schools
+        ("관리사무소장 김상호 발급의 확인서", ["김상호"]),
+        ("수강료 환불 확인서(학부모 고무존 외 17명 작성)", ["고무존"]),
+        ("피해자 회사 과장 박민수에게", ["박민수"]),
+        ("피고인의 동생 김형수가 진술하였다", ["김형수"]),  # a name that ends like a relative (형수) is a name
     ],
 )
 def test_a_name_in_a_place_where_judgments_name_people_is_found(text: str, expected: list[str]) -> None:
@@ -68,6 +73,7 @@ def test_the_readings_other_words_share_decide_where_a_name_ends() -> None:
         "피고인 김○○, 원고 A는",  # already de-identified
         "원고 주장·입증 취지, 피해자 진술·증언, 원고 미국·중국, 청구인 베트남 국적",  # words and places with dots
         "이구슥의 아버지인 자이다.",  # a predicate ending a sentence, though the dictionary knows 자이다 as a name
+        "형 집행을 유예하고, 피고인은 형 선고 후 사장 명의로 김부장 과장에게",  # 형 the sentence; titles
     ],
 )
 def test_words_in_the_places_of_names_are_left_alone(text: str) -> None:
