@@ -99,6 +99,14 @@ def test_a_span_partly_over_legal_text_is_trimmed_only_where_that_is_safe() -> N
     assert protection.filter(JUDGMENT, [recognizer]) == [recognizer]
 
 
+def test_the_plural_of_a_term_is_legal_text_too() -> None:
+    text = "피신청인들은 원고들에게 지급하라. 원고들 김철수, 원고김들은 만났다."
+    for word in ("피신청인들은", "청인들", "원고들에게", "원고들"):
+        assert Protection().filter(text, [span(word, text=text)]) == [], word
+    assert texts(Protection().filter(text, [span("원고들 김철수", text=text)]), text) == ["김철수"]
+    assert Protection().filter(text, [span("원고김들은", text=text)]) == [span("원고김들은", text=text)]
+
+
 def test_officials_kept_by_role() -> None:
     only_judges = Protection(legal=False, kept_officials=["judge"])
     spans = [span(name, text=JUDGMENT) for name in ("오현석", "윤서진", "곽윤재", "홍길동")]

@@ -13,10 +13,11 @@ Three kinds of text are never an identifier, whatever the model says:
 - **the upper levels of addresses** (:func:`thunder.regions.upper_units`: provinces, cities, counties and districts,
   ``서울 마포구``; off by default, on where a court publishes them: ``서울 마포구 A``), trimmed off a span's start only.
 
-:meth:`Protection.filter` drops a model span whose every letter lies in such text (a particle after it aside) and
-trims one that only starts with such a word, or starts or ends with legal text other than a procedural term (``등록기준지
-충남`` -> ``충남``; a term after the entity may be part of its name, ``○○아파트 입주자대표회의``, and stays); a span with such
-text inside a word is kept whole. Spans of every other source (recognizers, reviewers) are never touched.
+:meth:`Protection.filter` drops a model span whose every letter lies in such text (a plural 들 and particles after it
+aside) and trims one that only starts with such a word, or starts or ends with legal text other than a procedural
+term (``등록기준지 충남`` -> ``충남``; a term after the entity may be part of its name, ``○○아파트 입주자대표회의``, and
+stays); a span with such text inside a word is kept whole. Spans of every other source (recognizers, reviewers) are
+never touched.
 :meth:`Protection.coverage` gives the same text to propagation, which never spreads a model span into it.
 """
 
@@ -123,22 +124,25 @@ class Protection:
 
 
 def covered(text: str, start: int, end: int, coverage: bytearray) -> bool:
-    """Whether every letter and digit of ``text[start:end]`` lies in protected text, a particle after it aside."""
+    """Whether every letter and digit of ``text[start:end]`` lies in protected text, a plural 들 and particles after
+    it aside."""
     return _word_flag(text, start, end, coverage) > 0
 
 
 def _word_flag(text: str, start: int, end: int, coverage: bytearray) -> int:
-    """The weakest protection over the letters of ``text[start:end]`` (0: some letter unprotected); a run of
-    particles that agrees with the protected text before it (``원고는``, ``CCTV를``) counts as protected."""
+    """The weakest protection over the letters of ``text[start:end]`` (0: some letter unprotected); the plural
+    ``들`` and a run of particles that agrees with the protected text before it (``원고는``, ``CCTV를``,
+    ``피신청인들은``) count as protected."""
     weakest = 3
     for i in range(start, end):
         if not text[i].isalnum():
             continue
         if not coverage[i]:
             word_end = _letters_end(text, i, end)
-            particles = PARTICLE_RUN.match(text, i, word_end)
-            if weakest < 3 and particles and particles.end() == word_end:
-                if run_agrees(text[start:i], text[i:word_end]):
+            rest = i + 1 if weakest < 3 and text[i] == "들" else i
+            particles = PARTICLE_RUN.match(text, rest, word_end)
+            if weakest < 3 and (rest == word_end or particles and particles.end() == word_end):
+                if rest == word_end or run_agrees(text[start:rest], text[rest:word_end]):
                     return weakest
             return 0
         weakest = min(weakest, coverage[i])
