@@ -46,10 +46,9 @@ def load_general_nouns(path: str | None = None) -> tuple[str, ...]:
     """The nouns of a list file (one a line, ``#`` comments; default :data:`GENERAL_NOUNS_FILE`)."""
     source = Path(path) if path is not None else GENERAL_NOUNS_FILE
     try:
-        lines = source.read_text(encoding="utf-8").splitlines()
+        nouns = tuple(read_lexicon(source))
     except (OSError, UnicodeDecodeError) as error:
         raise ValueError(f"general nouns: cannot read {source}: {error}") from None
-    nouns = tuple(line.strip() for line in lines if line.strip() and not line.startswith("#"))
     if not nouns:
         raise ValueError(f"general nouns: {source} lists no noun")
     return nouns
