@@ -67,6 +67,7 @@ from thunder.particles import PARTICLE_RUN, fix_particle, leading_particle, run_
 from thunder.genre import load_genre_words
 from thunder.legal import OFFICIAL_ROLES, official_names
 from thunder.protected import Protection, covered, load_protected
+from thunder.masked_name import MaskedNameRecognizer
 from thunder.named_in_role import NamedInRoleRecognizer
 from thunder.recognizers import Recognizer, ScoredSpan, load_recognizers, recognize
 from thunder.regions import address_spellings
@@ -338,10 +339,12 @@ class Deidentifier:
         """Without a model, one line saying what is replaced and what is not (``None`` with a model)."""
         if self.model is not None:
             return None
-        structured = [r for r in self.recognizers if not isinstance(r, NamedInRoleRecognizer)]
+        in_role = any(isinstance(r, NamedInRoleRecognizer) for r in self.recognizers)
+        masked = any(isinstance(r, MaskedNameRecognizer) for r in self.recognizers)
+        structured = [r for r in self.recognizers if not isinstance(r, NamedInRoleRecognizer | MaskedNameRecognizer)]
         labels = ", ".join(dict.fromkeys(r.label for r in structured)) or "none"
-        in_role = len(structured) < len(self.recognizers)  # the rest find names in role places
-        named = " and names right after a role word or before a resident number" if in_role else ""
+        places = ["right after a role word or before a resident number"] * in_role + ["masked in part (김○○)"] * masked
+        named = f" and names {', or '.join(places)}" if places else ""
         return (f"no --model: only the structured identifiers of {len(structured)} pattern recognizers are replaced "
                 f"({labels}){named}; other names, addresses, places and the other labels are NOT "
                 f"(give --model)")  # fmt: skip

@@ -12,6 +12,7 @@ from typing import Sequence
 from thunder.decoding import Overlap, resolve_overlaps
 from thunder.identifiers import CATALOGUE
 from thunder.identifiers.base import PatternRecognizer, Recognizer, ScoredSpan
+from thunder.masked_name import MaskedNameRecognizer
 from thunder.named_in_role import NamedInRoleRecognizer
 from thunder.plugins import load_part
 from thunder.taxonomy import Taxonomy
@@ -21,6 +22,7 @@ __all__ = ["RECOGNIZERS", "PatternRecognizer", "Recognizer", "ScoredSpan", "load
 RECOGNIZERS: dict[str, type[Recognizer]] = {
     **{identifier.recognizer.name: identifier.recognizer for identifier in CATALOGUE.values() if identifier.recognizer},
     NamedInRoleRecognizer.name: NamedInRoleRecognizer,  # names where a judgment's wording says one stands
+    MaskedNameRecognizer.name: MaskedNameRecognizer,  # names masked in part (김○○)
 }
 
 
