@@ -44,6 +44,10 @@ def names(text: str) -> list[str]:
         ("수강료 환불 확인서(학부모 고무존 외 17명 작성)", ["고무존"]),
         ("피해자 회사 과장 박민수에게", ["박민수"]),
         ("피고인의 동생 김형수가 진술하였다", ["김형수"]),  # a name that ends like a relative (형수) is a name
+        ("원고(반소피고) 길 영길 (740608-2907411)\n주소", ["길 영길"]),  # a header's party of several words
+        ("상 대 방  자오 진  (990714-2168711)", ["자오 진"]),
+        ("피고  후지에  (외국인등록번호 710203-5123456)", ["후지에"]),  # a foreign registration number after it
+        ("원 고  찰스 클라크\n(외국인등록번호 911203-5123456)", ["찰스 클라크"]),  # ... on the next line
     ],
 )
 def test_a_name_in_a_place_where_judgments_name_people_is_found(text: str, expected: list[str]) -> None:
@@ -74,6 +78,8 @@ def test_the_readings_other_words_share_decide_where_a_name_ends() -> None:
         "원고 주장·입증 취지, 피해자 진술·증언, 원고 미국·중국, 청구인 베트남 국적",  # words and places with dots
         "이구슥의 아버지인 자이다.",  # a predicate ending a sentence, though the dictionary knows 자이다 as a name
         "형 집행을 유예하고, 피고인은 형 선고 후 사장 명의로 김부장 과장에게",  # 형 the sentence; titles
+        "원고 주식회사 한빛 (110111-1234567), 피고 사단법인 새빛 (114321-0001234)",  # organisations before a number
+        "피고 대한민국 (소관 법무부), 피고인 A (900101-1234567)",
     ],
 )
 def test_words_in_the_places_of_names_are_left_alone(text: str) -> None:

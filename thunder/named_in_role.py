@@ -15,6 +15,9 @@ a city, county or district, and not one dictionary word by Mecab-ko (``원고 �
 unless the dictionary knows it as a person's name. Names listed with middle dots after a role are each found
 (``피고인 김철수·이영희``); a foreign name is found whole, its words joined by middle dots or spaces, where Mecab-ko
 knows its words as persons' names (``원고 쿠즈네초바 이리나``, ``물리치료사 올가·소콜로프``; :func:`foreign_name`).
+A header's party written with a registration number after the name is found whatever the name's words
+(``피고 후지에 (외국인등록번호 …``, ``상 대 방 자오 진 (990714-…``), unless a word is a role, an organisation's form
+(``주식회사 한빛 (110111-…``), a common word or a place (:func:`_header_name`).
 The officials whose names courts publish (judges, prosecutors, counsel) have no role word here: their
 names follow the officials policy (:mod:`thunder.protected`).
 """
@@ -66,6 +69,14 @@ _AFTER_ROLE = re.compile(
 _BEFORE_DETAILS = re.compile(
     r"(?<![가-힣])(?P<word>[가-힣]{2,4})[ \t]*\([ \t]*(?:\d{6}[ \t]*-|[남여](?:자|성)?[ \t]*[,)]|\d{1,3}[ \t]*세)"
 )
+# a header's party: the role, then the name of one to four words (a spaced or foreign one too: 길 영길, 자오 진), then
+# the resident or foreign registration number in parentheses, perhaps on the next line
+_PARTY_HEADER = re.compile(
+    rf"(?<![가-힣])(?:{_PARTY})(?:[ \t]*\([^()\n]{{1,12}}\))?[ \t]+"
+    r"(?P<name>[가-힣]{1,8}(?:(?:[ \t]{1,3}|·)[가-힣]{1,8}){0,3})[ \t]*\n?[ \t]*"
+    r"\((?:\d{6}[ \t]*-|(?:주민|외국인)등록번호)"
+)
+_ORGANISATION = re.compile(r"(?:회사|법인|조합|협회|공사|공단|은행|재단|학교|병원|의원)$")  # 주식회사, 사단법인, 농협은행
 # the next part of a name of several words (올가·소콜로프, 쿠즈네초바 이리나) or of a list of names (김철수·이영희)
 _NEXT_PART = re.compile(r"(?P<separator>·|[ \t])(?P<part>[가-힣]{2,8})(?![가-힣])")
 _MAX_PARTS = 4  # words of one name, or names in one list
@@ -145,6 +156,19 @@ def name_in(word: str, shared: frozenset[str] = frozenset(), particles: bool = T
     return None
 
 
+def _header_name(name: str) -> bool:
+    """Whether ``name``, written between a header's party role and a registration number, is a person's: two
+    syllables or more, no word of it a role, an organisation's form (``주식회사``, ``사단법인``), a protected or common
+    word or a place, and no legal text."""
+    words = re.split(r"[ \t·]+", name)
+    not_names = _not_names()[1]
+    if len(name.replace(" ", "").replace("\t", "").replace("·", "")) < 2:
+        return False
+    if any(w in _ROLE_WORDS or w in not_names or _ORGANISATION.search(w) for w in words):
+        return False
+    return not _not_names()[0].find(name)
+
+
 def _foreign_part(part: str, beside_dot: bool) -> bool:
     """Whether ``part`` can be a word of a foreign name: one a Mecab-ko knows as a person's name (``쿠즈네초바``,
     ``이리나``), or, written beside a middle dot, any proper noun but a place, or an unknown word (``올가``)."""
@@ -187,6 +211,7 @@ class NamedInRoleRecognizer(PatternRecognizer):
     def find(self, text: str) -> list[ScoredSpan]:
         found = {m.start("word"): (m.group("word"), True) for m in _AFTER_ROLE.finditer(text)}
         found |= {m.start("word"): (m.group("word"), False) for m in _BEFORE_DETAILS.finditer(text)}
+        headers = [(m.start("name"), m.end("name")) for m in _PARTY_HEADER.finditer(text) if _header_name(m.group("name"))]
         readings: dict[str, set[str]] = {}  # each distinct word's readings; none but itself where no particle follows
         for word, particles in found.values():
             readings.setdefault(word, set()).update(split_particles(word) if particles else [word])
@@ -196,6 +221,9 @@ class NamedInRoleRecognizer(PatternRecognizer):
         for start, (word, particles) in sorted(found.items()):
             spans += [ScoredSpan(a, b, self.label, self.base_score, self.name, self.category, self.tier1)
                       for a, b in self._names_at(text, start, word, shared, particles)]  # fmt: skip
+        seen = {(span.start, span.end) for span in spans}
+        spans += [ScoredSpan(a, b, self.label, self.base_score, self.name, self.category, self.tier1)
+                  for a, b in headers if (a, b) not in seen]  # fmt: skip
         return spans
 
     @staticmethod
