@@ -464,7 +464,7 @@ OUTPUT_CASES = {
     "without --model, every run says what is and is not replaced": Case(
         {"d1.txt": PHONE},
         [(["d1.txt"], 0, "no --model: only the structured identifiers"),
-         (["d1.txt"], 0, "names right after a role word or before a resident number, or masked in part (김○○); other names")],
+         (["d1.txt"], 0, "before a resident number, or in a table's column of people, or masked in part (김○○); other names")],
     ),
     "no model and no recognizers is refused": Case(
         {"d1.txt": PHONE},

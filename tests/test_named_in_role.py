@@ -48,6 +48,8 @@ def names(text: str) -> list[str]:
         ("상 대 방  자오 진  (990714-2168711)", ["자오 진"]),
         ("피고  후지에  (외국인등록번호 710203-5123456)", ["후지에"]),  # a foreign registration number after it
         ("원 고  찰스 클라크\n(외국인등록번호 911203-5123456)", ["찰스 클라크"]),  # ... on the next line
+        ("원 고 1. 김령항\n2. 고속상\n원고들 주소 인천 미추홀구 주안로 12\n피 고 1. 한상철\n인천 연수구 송도로 1\n"
+         "2. 한국공인중개사협회\n3. 정미숙\n이 유\n1. 기초사실\n2. 소결론", ["김령항", "고속상", "한상철", "정미숙"]),  # fmt: skip
     ],
 )
 def test_a_name_in_a_place_where_judgments_name_people_is_found(text: str, expected: list[str]) -> None:
@@ -80,6 +82,7 @@ def test_the_readings_other_words_share_decide_where_a_name_ends() -> None:
         "형 집행을 유예하고, 피고인은 형 선고 후 사장 명의로 김부장 과장에게",  # 형 the sentence; titles
         "원고 주식회사 한빛 (110111-1234567), 피고 사단법인 새빛 (114321-0001234)",  # organisations before a number
         "피고 대한민국 (소관 법무부), 피고인 A (900101-1234567)",
+        "원고 1. 소유권이전등기절차를 이행하라.\n2. 소결론\n3. 당심판단",  # a numbered list that starts with no name
     ],
 )
 def test_words_in_the_places_of_names_are_left_alone(text: str) -> None:

@@ -69,6 +69,7 @@ from thunder.legal import OFFICIAL_ROLES, official_names
 from thunder.protected import Protection, covered, load_protected
 from thunder.masked_name import MaskedNameRecognizer
 from thunder.named_in_role import NamedInRoleRecognizer
+from thunder.named_in_table import NamedInTableRecognizer
 from thunder.recognizers import Recognizer, ScoredSpan, load_recognizers, recognize
 from thunder.regions import address_spellings
 from thunder.taxonomy import TIER1, Taxonomy
@@ -339,12 +340,12 @@ class Deidentifier:
         """Without a model, one line saying what is replaced and what is not (``None`` with a model)."""
         if self.model is not None:
             return None
-        in_role = any(isinstance(r, NamedInRoleRecognizer) for r in self.recognizers)
-        masked = any(isinstance(r, MaskedNameRecognizer) for r in self.recognizers)
-        structured = [r for r in self.recognizers if not isinstance(r, NamedInRoleRecognizer | MaskedNameRecognizer)]
+        places = {NamedInRoleRecognizer: "right after a role word or before a resident number",
+                  NamedInTableRecognizer: "in a table's column of people", MaskedNameRecognizer: "masked in part (김○○)"}
+        found = [place for kind, place in places.items() if any(isinstance(r, kind) for r in self.recognizers)]
+        structured = [r for r in self.recognizers if not isinstance(r, tuple(places))]
         labels = ", ".join(dict.fromkeys(r.label for r in structured)) or "none"
-        places = ["right after a role word or before a resident number"] * in_role + ["masked in part (김○○)"] * masked
-        named = f" and names {', or '.join(places)}" if places else ""
+        named = f" and names {', or '.join(found)}" if found else ""
         return (f"no --model: only the structured identifiers of {len(structured)} pattern recognizers are replaced "
                 f"({labels}){named}; other names, addresses, places and the other labels are NOT "
                 f"(give --model)")  # fmt: skip

@@ -14,6 +14,7 @@ from thunder.identifiers import CATALOGUE
 from thunder.identifiers.base import PatternRecognizer, Recognizer, ScoredSpan
 from thunder.masked_name import MaskedNameRecognizer
 from thunder.named_in_role import NamedInRoleRecognizer
+from thunder.named_in_table import NamedInTableRecognizer
 from thunder.plugins import load_part
 from thunder.taxonomy import Taxonomy
 
@@ -22,6 +23,7 @@ __all__ = ["RECOGNIZERS", "PatternRecognizer", "Recognizer", "ScoredSpan", "load
 RECOGNIZERS: dict[str, type[Recognizer]] = {
     **{identifier.recognizer.name: identifier.recognizer for identifier in CATALOGUE.values() if identifier.recognizer},
     NamedInRoleRecognizer.name: NamedInRoleRecognizer,  # names where a judgment's wording says one stands
+    NamedInTableRecognizer.name: NamedInTableRecognizer,  # names in a table's column of people
     MaskedNameRecognizer.name: MaskedNameRecognizer,  # names masked in part (김○○)
 }
 
