@@ -56,6 +56,7 @@ def test_columns_whose_header_ends_with_a_person(table: str, expected: list[str]
         "피해자 | 김철수",  # one line is no table
         "피해자 / 김철수 / 박민수",  # ... nor a header alone
         "원고/피고 김철수, 이영희",  # a slash without spaces splits no cells
+        "순번 | 발명의\n1 | 김철수",  # a header that ends in a person's word but not with it (명의)
     ],
 )
 def test_what_is_no_name_in_a_column_of_people(table: str) -> None:

@@ -3,12 +3,12 @@ patients, account holders or tenants of a list a judgment attaches.
 
 A table here is two lines or more in a row with the same number of cells, two or more, split by ``|`` or by
 `` / `` (a slash with spaces round it); its first line is the header. A column holds people when its header ends
-with a word for a person (``피해자``, ``상대 차량 운전자``, ``입원자``, ``처분 상대방``, ``명의``, ``송금한 사람``; a
-parenthesis after it is left out). In every further line, the cell of such a column is taken as names, listed with
-commas or middle dots (:func:`is_name`: ``김철수·이영희`` are two, ``엄·뒷뷾`` and ``제임스 존슨`` one); a role
-(``피고``, ``원고``), a dictionary word (``소계``), a protected or common word of the genre, a place or legal text is
-none. The model reads a table badly, since nothing but the header says what a cell is; the
-header says it plainly, so this recognizer reads it.
+with a word for a person, a whole word (``피해자``, ``상대 차량 운전자``, ``입원자``, ``처분 상대방``, ``명의``,
+``송금한 사람``, not ``발명의``; a parenthesis after it is left out). In every further line, the cell of such a column
+is taken as names, listed with commas or middle dots (:func:`is_name`: ``김철수·이영희`` are two, ``엄·뒷뷾`` and
+``제임스 존슨`` one); a role (``피고``, ``원고``), a dictionary word (``소계``), a protected or common word of the
+genre, a place or legal text is none. The model reads a table badly, since nothing but the header says what a cell
+is; the header says it plainly, so this recognizer reads it.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ PERSON_COLUMNS = (
     "가입자", "근로자", "직원", "학생", "고소인", "증인", "참고인", "피의자", "피고인", "원고", "피고", "신청인",
 )  # fmt: skip
 _SEPARATORS = (re.compile(r"[ \t]*\|[ \t]*"), re.compile(r"[ \t]+/[ \t]+"))
-_HEADER_END = re.compile(rf"(?:{'|'.join(sorted(PERSON_COLUMNS, key=len, reverse=True))})(?:[ \t]*\([^()]*\))?$")
+_PERSON_COLUMN = "|".join(sorted(PERSON_COLUMNS, key=len, reverse=True))
+_HEADER_END = re.compile(rf"(?<![가-힣])(?:{_PERSON_COLUMN})(?:[ \t]*\([^()]*\))?$")
 _KOREAN_NAME = re.compile(r"[가-힣]{2,4}")
 _SEVERAL_WORDS = re.compile(r"[가-힣]{1,8}(?:(?:[ \t]|·)[가-힣]{1,8}){1,2}")  # 엄·뒷뷾, 제임스 존슨
 _LIST = re.compile(r"[ \t]*,[ \t]*")
@@ -82,8 +83,8 @@ def is_name(candidate: str) -> bool:
     words = re.split(r"[ \t·]+", candidate)
     if any(word in _ROLE_WORDS or word in common for word in words) or legal.find(candidate):
         return False
-    surname = words[0] in SURNAMES  # 남궁 민, though 남궁 is a dictionary word too
-    words_of_dictionary = [w for w in words[surname:] if len(w) > 1 and is_word(word_analysis(w))]  # 해당 없음
+    given = words[1:] if words[0] in SURNAMES else words  # 남궁 민, though 남궁 is a dictionary word too
+    words_of_dictionary = [w for w in given if len(w) > 1 and is_word(word_analysis(w))]  # 해당 없음
     return bool(_SEVERAL_WORDS.fullmatch(candidate)) and not words_of_dictionary
 
 
