@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import importlib.resources
+import json
 from pathlib import Path
 
 import pytest
 import torch
 
-from thunder.data import DEMO_TOKENIZER
+from thunder.data import DEMO_TOKENIZER, Recipe
+from thunder.gold import load_documents
+from thunder.synthesis import SynthesizedDocument
 from thunder.taxonomy import LabelSet, Taxonomy
 from thunder.tokenizer import ThunderTokenizer
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_CORPUS = REPO_ROOT.parent / "shared" / "data" / "snu-thunder-deid"
+PRECEDENTS = REPO_ROOT / "benchmarks" / "precedents" / "precedents.jsonl"
 
 
 @pytest.fixture(scope="session")
@@ -53,3 +58,17 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="session")
+def packaged_judgments(taxonomy: Taxonomy) -> list[SynthesizedDocument]:
+    """The packaged whole judgments with gold spans, filled as the default recipe fills them."""
+    root = Path(str(importlib.resources.files("thunder") / "resources" / "judgments" / "annotated"))
+    return list(load_documents(Recipe(data_dir=str(root)), taxonomy))
+
+
+@pytest.fixture(scope="session")
+def precedent_texts() -> list[str]:
+    """The texts of the published precedents (already de-identified by the court: a name span there is an error)."""
+    lines = PRECEDENTS.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line)["text"] for line in lines if line.strip()]

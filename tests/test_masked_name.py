@@ -2,25 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.resources
-import json
 import random
 import re
-from pathlib import Path
 
 import pytest
 
-from thunder.data import Recipe
 from thunder.deid import Deidentifier
-from thunder.gold import load_documents
 from thunder.identifiers.context import MentionContext
 from thunder.masked_name import MaskedNameRecognizer
 from thunder.names import PersonNames
 from thunder.particles import PARTICLE_RUN
 from thunder.recognizers import load_recognizers
-from thunder.taxonomy import Taxonomy
-
-PRECEDENTS = Path(__file__).resolve().parents[1] / "benchmarks" / "precedents" / "precedents.jsonl"
+from thunder.synthesis import SynthesizedDocument
 
 
 def masked(text: str) -> list[str]:
@@ -72,19 +65,18 @@ def test_it_is_on_by_default_and_replaces_masked_names_without_a_model() -> None
     assert "masked in part" not in Deidentifier(recognizers=["resident_registration_number"]).coverage()
 
 
-def test_it_replaces_nothing_in_the_packaged_judgments_and_precedents_but_identifiers() -> None:
+def test_it_replaces_nothing_in_the_packaged_judgments_and_precedents_but_identifiers(
+    packaged_judgments: list[SynthesizedDocument], precedent_texts: list[str]
+) -> None:
     """Precision on realistic text: the packaged whole judgments, filled, and the 62 published precedents (which the
     court de-identified with letters, so a span there is an error)."""
-    root = Path(str(importlib.resources.files("thunder") / "resources" / "judgments" / "annotated"))
-    documents = list(load_documents(Recipe(data_dir=str(root)), Taxonomy.load()))
     recognizer = MaskedNameRecognizer()
-    found = [(doc, span) for doc in documents for span in recognizer.find(doc.text)]
+    found = [(doc, span) for doc in packaged_judgments for span in recognizer.find(doc.text)]
     off = [doc.text[span.start : span.end] for doc, span in found
            if not any(g.start <= span.start and span.end <= g.end for g in doc.spans)]  # fmt: skip
     assert off == []
-    texts = [json.loads(line)["text"] for line in PRECEDENTS.read_text(encoding="utf-8").splitlines() if line.strip()]
-    assert len(texts) >= 50
-    assert [t[s.start : s.end] for t in texts for s in recognizer.find(t)] == []
+    assert len(precedent_texts) >= 50
+    assert [t[s.start : s.end] for t in precedent_texts for s in recognizer.find(t)] == []
 
 
 def test_it_finds_the_masked_forms_the_name_generator_writes() -> None:

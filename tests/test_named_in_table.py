@@ -3,20 +3,13 @@ pipeline."""
 
 from __future__ import annotations
 
-import importlib.resources
-import json
-from pathlib import Path
-
 import pytest
 
-from thunder.data import Recipe
 from thunder.deid import Deidentifier
-from thunder.gold import load_documents
 from thunder.named_in_table import NamedInTableRecognizer
 from thunder.recognizers import load_recognizers
-from thunder.taxonomy import Taxonomy
+from thunder.synthesis import SynthesizedDocument
 
-PRECEDENTS = Path(__file__).resolve().parents[1] / "benchmarks" / "precedents" / "precedents.jsonl"
 CRIME_TABLE = """[별지] 범죄일람표
 순번 / 범행일시 / 범행장소 / 피해자 / 피해품(시가)
 1 / 2024. 3. 14. 19:50경 / 대전 서구 둔산로 12 앞 / 김원슬 / 산악자전거 1대(250,000원)
@@ -74,16 +67,15 @@ def test_it_is_on_by_default_and_replaces_every_occurrence_without_a_model() -> 
                      ("이영희", "named_in_table"), ("김원슬", "propagated")]  # the sentence after the table too
 
 
-def test_every_name_it_finds_in_the_packaged_judgments_lies_on_an_identifier_and_none_in_the_precedents() -> None:
+def test_every_name_it_finds_in_the_packaged_judgments_lies_on_an_identifier_and_none_in_the_precedents(
+    packaged_judgments: list[SynthesizedDocument], precedent_texts: list[str]
+) -> None:
     """Precision on realistic text: the packaged whole judgments (filled, their crime and insurance tables) and the
     62 published precedents (de-identified by the court with letters, so a span there is an error)."""
-    root = Path(str(importlib.resources.files("thunder") / "resources" / "judgments" / "annotated"))
-    documents = list(load_documents(Recipe(data_dir=str(root)), Taxonomy.load()))
     recognizer = NamedInTableRecognizer()
-    found = [(doc, span) for doc in documents for span in recognizer.find(doc.text)]
+    found = [(doc, span) for doc in packaged_judgments for span in recognizer.find(doc.text)]
     assert len(found) >= 10  # it does find names there (18 to 22 per filling at the time of writing)
     off = [doc.text[span.start : span.end] for doc, span in found
            if not any(g.start <= span.start and span.end <= g.end for g in doc.spans)]  # fmt: skip
     assert off == []
-    texts = [json.loads(line)["text"] for line in PRECEDENTS.read_text(encoding="utf-8").splitlines() if line.strip()]
-    assert [t[s.start : s.end] for t in texts for s in recognizer.find(t)] == []
+    assert [t[s.start : s.end] for t in precedent_texts for s in recognizer.find(t)] == []

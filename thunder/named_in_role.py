@@ -17,7 +17,7 @@ unless the dictionary knows it as a person's name. Names listed with middle dots
 knows its words as persons' names (``원고 쿠즈네초바 이리나``, ``물리치료사 올가·소콜로프``; :func:`foreign_name`).
 A header's party written with a registration number after the name is found whatever the name's words
 (``피고 후지에 (외국인등록번호 …``, ``상 대 방 자오 진 (990714-…``), unless a word is a role, an organisation's form
-(``주식회사 한빛 (110111-…``), a common word or a place (:func:`_header_name`); so are the parties a header lists by
+(``주식회사 한빛 (110111-…``), a common word or a place (:func:`party_name`); so are the parties a header lists by
 number after their role (``원 고 1. 김령항 / 2. 고속상``, :func:`_listed_parties`).
 The officials whose names courts publish (judges, prosecutors, counsel) have no role word here: their
 names follow the officials policy (:mod:`thunder.protected`).
@@ -62,9 +62,9 @@ ROLES = (
 _SPACED = "[ \\t]{0,8}"
 _PARTY = "|".join(_SPACED.join(role) for role in sorted(PARTY_ROLES, key=len, reverse=True))
 _ROLE = "|".join(sorted(ROLES, key=len, reverse=True))
+_NOTE = r"(?:[ \t]*\([^()\n]{1,12}\))?[ \t]+"  # after a role: 피고(반소원고), 원고(선정당사자), then blanks
 _AFTER_ROLE = re.compile(
-    rf"(?<![가-힣])(?:{_PARTY}|{_ROLE})인?"  # the role (처남인: "who is the brother-in-law")
-    r"(?:[ \t]*\([^()\n]{1,12}\))?[ \t]+"  # 피고(반소원고), 원고(선정당사자)
+    rf"(?<![가-힣])(?:{_PARTY}|{_ROLE})인?{_NOTE}"  # the role (처남인: "who is the brother-in-law")
     r"(?P<word>[가-힣]{2,8})(?![가-힣])"
 )
 _BEFORE_DETAILS = re.compile(
@@ -73,12 +73,12 @@ _BEFORE_DETAILS = re.compile(
 # a header's party: the role, then the name of one to four words (a spaced or foreign one too: 길 영길, 자오 진), then
 # the resident or foreign registration number in parentheses, perhaps on the next line
 _PARTY_HEADER = re.compile(
-    rf"(?<![가-힣])(?:{_PARTY})(?:[ \t]*\([^()\n]{{1,12}}\))?[ \t]+"
+    rf"(?<![가-힣])(?:{_PARTY}){_NOTE}"
     r"(?P<name>[가-힣]{1,8}(?:(?:[ \t]{1,3}|·)[가-힣]{1,8}){0,3})[ \t]*\n?[ \t]*"
     r"\((?:\d{6}[ \t]*-|(?:주민|외국인)등록번호)"
 )
 # a header's parties listed by number after their role (원 고 1. 김령항 / 2. 박시우 / ...), addresses between them
-_PARTY_LIST = re.compile(rf"(?<![가-힣])(?:{_PARTY})(?:[ \t]*\([^()\n]{{1,12}}\))?[ \t]+(?=1\.)")
+_PARTY_LIST = re.compile(rf"(?<![가-힣])(?:{_PARTY}){_NOTE}(?=1\.)")
 _LIST_ITEM = re.compile(r"[ \t]*(?P<number>\d{1,2})\.[ \t]*(?:(?P<word>[가-힣]{2,4})[ \t]*(?:\(|$))?")
 _NEXT_PARTY = re.compile(rf"[ \t]*(?:【)?(?:{_PARTY})")
 _MAX_LIST_LINES = 16
@@ -120,7 +120,7 @@ def _common_compound(name: str) -> bool:
 
 
 @lru_cache(maxsize=1)
-def not_names() -> tuple[LegalText, frozenset[str]]:
+def _not_names() -> tuple[LegalText, frozenset[str]]:
     return LegalText(), frozenset(PROTECTED_WORDS) | load_genre_words(True) | PLACE_NAMES
 
 
@@ -150,7 +150,7 @@ def name_in(word: str, shared: frozenset[str] = frozenset(), particles: bool = T
     preference = {3: 0, 2: 1, 4: 2}
     ranked = sorted(readings, key=lambda r: (r not in shared, -len(r) if r in shared else 0, r not in persons,
                                              preference[len(r)]))  # fmt: skip
-    legal, words = not_names()
+    legal, words = _not_names()
     for name in ranked:
         if not (name[:2] in DOUBLE_SURNAMES or name[0] in _SURNAMES):
             continue
@@ -162,12 +162,12 @@ def name_in(word: str, shared: frozenset[str] = frozenset(), particles: bool = T
     return None
 
 
-def _header_name(name: str) -> bool:
+def party_name(name: str) -> bool:
     """Whether ``name``, written between a header's party role and a registration number, is a person's: two
     syllables or more, no word of it a role, an organisation's form (``주식회사``, ``사단법인``), a protected or common
     word or a place, and no legal text."""
     words = re.split(r"[ \t·]+", name)
-    legal, common = not_names()
+    legal, common = _not_names()
     if len(name.replace(" ", "").replace("\t", "").replace("·", "")) < 2:
         return False
     if any(w in _ROLE_WORDS or w in common or _ORGANISATION.search(w) for w in words):
@@ -179,7 +179,7 @@ def _listed_parties(text: str, start: int) -> list[tuple[int, int]]:
     """The names of a header's numbered list of parties that starts at ``start`` (``1. 김령항``): the item numbered
     one more than the last on each following line, lines between them (addresses) skipped, up to the next party role
     or a break in the numbering; a list whose first item is no name is none. An item is a name when it is one word
-    of two to four syllables that :func:`_header_name` takes and that starts with a surname; the dictionary is not
+    of two to four syllables that :func:`party_name` takes and that starts with a surname; the dictionary is not
     asked (``고속상``): the header says it is a party."""
     names, expected, position = [], 1, start
     for _ in range(_MAX_LIST_LINES):
@@ -189,7 +189,7 @@ def _listed_parties(text: str, start: int) -> list[tuple[int, int]]:
         item = _LIST_ITEM.match(line)
         if item and int(item.group("number")) == expected:
             word = item.group("word")
-            if word and (word[:2] in DOUBLE_SURNAMES or word[0] in _SURNAMES) and _header_name(word):
+            if word and (word[:2] in DOUBLE_SURNAMES or word[0] in _SURNAMES) and party_name(word):
                 names.append((position + item.start("word"), position + item.end("word")))
             elif expected == 1:
                 break  # a list of parties starts with a name (원고 1. 소유권이전등기절차를 ...: no list)
@@ -206,7 +206,7 @@ def _foreign_part(part: str, beside_dot: bool) -> bool:
     """Whether ``part`` can be a word of a foreign name: one a Mecab-ko knows as a person's name (``쿠즈네초바``,
     ``이리나``), or, written beside a middle dot, any proper noun but a place, or an unknown word (``올가``)."""
     analysis = word_analysis(part)
-    if len(analysis) != 1 or part in not_names()[1] or part in _ROLE_WORDS:
+    if len(analysis) != 1 or part in _not_names()[1] or part in _ROLE_WORDS:
         return False
     _, pos, meaning = analysis[0]
     return _is_person(analysis) or beside_dot and (pos == "NNP" and meaning != "지명" or pos == "UNKNOWN")
@@ -244,7 +244,7 @@ class NamedInRoleRecognizer(PatternRecognizer):
     def find(self, text: str) -> list[ScoredSpan]:
         found = {m.start("word"): (m.group("word"), True) for m in _AFTER_ROLE.finditer(text)}
         found |= {m.start("word"): (m.group("word"), False) for m in _BEFORE_DETAILS.finditer(text)}
-        headers = [m.span("name") for m in _PARTY_HEADER.finditer(text) if _header_name(m.group("name"))]
+        headers = [m.span("name") for m in _PARTY_HEADER.finditer(text) if party_name(m.group("name"))]
         headers += [span for m in _PARTY_LIST.finditer(text) for span in _listed_parties(text, m.end())]
         readings: dict[str, set[str]] = {}  # each distinct word's readings; none but itself where no particle follows
         for word, particles in found.values():

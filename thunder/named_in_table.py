@@ -19,7 +19,7 @@ from typing import Iterator
 from thunder.identifiers.base import PatternRecognizer, ScoredSpan
 from thunder.morphemes import word_analysis
 from thunder.names import SURNAMES
-from thunder.named_in_role import PARTY_ROLES, ROLES, is_word, name_in, not_names
+from thunder.named_in_role import is_word, name_in, party_name
 
 # words a header of a column of people ends with
 PERSON_COLUMNS = (
@@ -34,7 +34,6 @@ _KOREAN_NAME = re.compile(r"[가-힣]{2,4}")
 _SEVERAL_WORDS = re.compile(r"[가-힣]{1,8}(?:(?:[ \t]|·)[가-힣]{1,8}){1,2}")  # 엄·뒷뷾, 제임스 존슨
 _LIST = re.compile(r"[ \t]*,[ \t]*")
 _DOT = re.compile(r"[ \t]*·[ \t]*")
-_ROLE_WORDS = frozenset(PARTY_ROLES + ROLES)
 
 
 def _cells(line: str, start: int, separator: re.Pattern) -> list[tuple[int, int]]:
@@ -74,15 +73,14 @@ def _tables(text: str) -> Iterator[tuple[re.Pattern, list[tuple[int, str]]]]:
 def is_name(candidate: str) -> bool:
     """Whether an entry of a cell in a column of people is a person's name: one Hangul word of two to four syllables
     that :func:`thunder.named_in_role.name_in` takes for a name where no particle follows (a surname first, no
-    dictionary word, ``소계``), or two or three Hangul words joined by spaces or a middle dot, no word of them a role,
-    a protected or common word of the genre, a place or a dictionary word of two syllables or more but a surname
-    (``해당 없음``; ``남궁 민`` is a name), and no legal text."""
+    dictionary word, ``소계``), or two or three Hangul words joined by spaces or a middle dot that
+    :func:`thunder.named_in_role.party_name` takes (no role, organisation, common word, place or legal text), no word
+    of them a dictionary word of two syllables or more but a surname (``해당 없음``; ``남궁 민`` is a name)."""
     if _KOREAN_NAME.fullmatch(candidate):
         return name_in(candidate, particles=False) == candidate
-    legal, common = not_names()
-    words = re.split(r"[ \t·]+", candidate)
-    if any(word in _ROLE_WORDS or word in common for word in words) or legal.find(candidate):
+    if not party_name(candidate):
         return False
+    words = re.split(r"[ \t·]+", candidate)
     given = words[1:] if words[0] in SURNAMES else words  # 남궁 민, though 남궁 is a dictionary word too
     words_of_dictionary = [w for w in given if len(w) > 1 and is_word(word_analysis(w))]  # 해당 없음
     return bool(_SEVERAL_WORDS.fullmatch(candidate)) and not words_of_dictionary
