@@ -90,6 +90,12 @@ def deid() -> Deidentifier:
     return Deidentifier(recognizers=[])
 
 
+@pytest.fixture(scope="module")
+def whole_addresses() -> Deidentifier:
+    """The policy that replaces an address whole, its province and city with it (``keep_regions=False``)."""
+    return Deidentifier(recognizers=[], keep_regions=False)
+
+
 def test_placeholders_and_particles(deid: Deidentifier) -> None:
     text = "피고인 홍길동이 피해자 김철수를 폭행하였고, 김철수는 홍길동에게 돈을 주었다."
     result = deid.apply(text, spans_of(text, "홍길동", "김철수"))
@@ -250,17 +256,17 @@ def test_many_entities_in_a_long_document(deid: Deidentifier) -> None:
         (("전북특별자치도", "전라북도", "전북"), "전주시 완산구 중앙동 1"),
     ],
 )
-def test_address_spellings_are_one_entity_and_propagate(deid: Deidentifier, spellings, rest) -> None:
+def test_address_spellings_are_one_entity_and_propagate(whole_addresses: Deidentifier, spellings, rest) -> None:
     written = [f"{province} {rest}" for province in spellings]
     text = "피고인은 " + "에 살았고, 피해자는 ".join(written) + "에서 만났다."
-    result = deid.apply(text, [first_span(text, written[0], "주소")])  # detected under one spelling only
+    result = whole_addresses.apply(text, [first_span(text, written[0], "주소")])  # detected under one spelling only
     assert result.text == "피고인은 " + "에 살았고, 피해자는 ".join("A" * len(spellings)) + "에서 만났다."
     assert [s.source for s in result.spans] == ["model"] + ["propagated"] * (len(spellings) - 1)
     check_invariants(text, result)
-    detected = deid.apply(text, spans_of(text, *written, label="주소"))  # detected under every spelling
+    detected = whole_addresses.apply(text, spans_of(text, *written, label="주소"))  # detected under every spelling
     assert {s.placeholder for s in detected.spans} == {"A"} and detected.text == result.text
-    published = Deidentifier(recognizers=[], keep_regions=True).apply(text, [first_span(text, written[0], "주소")])
-    assert {s.placeholder for s in published.spans} == {"A"}  # the rest below the published levels, everywhere
+    published = Deidentifier(recognizers=[]).apply(text, [first_span(text, written[0], "주소")])
+    assert {s.placeholder for s in published.spans} == {"A"}  # by default, the rest below the published levels
     assert not any(c.isdigit() for c in published.text) and published.text.count("A") == len(spellings)
 
 
@@ -283,13 +289,13 @@ def test_a_province_name_is_normalised_only_before_a_lower_unit(text: str) -> No
     assert entity_key(text) == re.sub(r"\s", "", text)  # a person, a court, 광주시 of 경기도, 부산진구: as written
 
 
-def test_a_province_alone_does_not_spread_to_its_other_spellings(deid: Deidentifier) -> None:
+def test_a_province_alone_does_not_spread_to_its_other_spellings(whole_addresses: Deidentifier) -> None:
     text = "피해자는 서울특별시에 살았다. 그 무렵 서울 시내에서 서울시청 직원 경기를 만났고 경기도중 다쳤다."
     spans = [first_span(text, "서울특별시", "주소"), first_span(text, "경기", NAME)]
-    result = deid.apply(text, spans)
+    result = whole_addresses.apply(text, spans)
     assert result.text.startswith("피해자는 A에 살았다. 그 무렵 서울 시내에서 서울시청 직원 B를")  # 서울 stays
     check_invariants(text, result)
-    published = Deidentifier(recognizers=[], keep_regions=True).apply(text, spans)  # a lone province is published,
+    published = Deidentifier(recognizers=[]).apply(text, spans)  # by default a lone province is published,
     assert published.text.startswith("피해자는 서울특별시에 살았다. 그 무렵 서울 시내에서 서울시청 직원 A를")  # not 경기
 
 

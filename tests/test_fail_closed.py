@@ -479,7 +479,7 @@ OUTPUT_CASES = {
          (["in", "--out", "out", "--operator", "tag"], 1, 'operator: "placeholder" -> "tag"'),
          (["in", "--out", "out", "--keep_officials", "[]"], 1, "keep_officials: "),  # a policy is a setting too
          (["in", "--out", "out", "--model", "MODEL", "--overwrite"], 0, "1 written"),
-         (["in", "--out", "out", "--model", "MODEL", "--keep_regions", "true"], 1, "keep_regions: false -> true"),
+         (["in", "--out", "out", "--model", "MODEL", "--keep_regions", "false"], 1, "keep_regions: true -> false"),
          (["in", "--out", "out", "--operator", "tag", "--overwrite"], 0, "1 written, 0 failed")],  # fmt: skip
         lambda root: (root / "out/a.txt").read_text(encoding="utf-8") == "연락처 [전화번호]로 전화하였다.\n",
     ),

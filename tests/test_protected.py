@@ -192,13 +192,14 @@ def test_the_upper_levels_of_an_address_stay_where_the_policy_keeps_them() -> No
     text = "피고는 서울 마포구 월드컵로 12에 살며 화성시에서 일한다. 서울 마포구 월드컵로 12는 그의 집이다."
     address, city = "서울 마포구 월드컵로 12", "화성시"
     spans = [span(address, label="구아래주소", text=text), span(city, label="구아래주소", text=text)]
-    kept = Deidentifier(recognizers=[], keep_regions=True).apply(text, spans)
+    kept = Deidentifier(recognizers=[]).apply(text, spans)  # by default
     assert kept.text == "피고는 서울 마포구 A에 살며 화성시에서 일한다. 서울 마포구 A는 그의 집이다."
-    replaced = Deidentifier(recognizers=[]).apply(text, spans)  # by default
+    replaced = Deidentifier(recognizers=[], keep_regions=False).apply(text, spans)
     assert replaced.text == "피고는 A에 살며 B에서 일한다. A는 그의 집이다."
     recognized = span("서울 마포구 월드컵로 12", "my_recognizer", "구아래주소", text)
-    kept_recognized = Deidentifier(recognizers=[], keep_regions=True).apply(text, [recognized])
+    kept_recognized = Deidentifier(recognizers=[]).apply(text, [recognized])
     assert kept_recognized.text.startswith("피고는 A에 살며")  # a recognizer's span is never trimmed
-    assert PipelineOptions(keep_regions=True).build().protection.regions is True
+    assert PipelineOptions().build().protection.regions is True
+    assert PipelineOptions(keep_regions=False).build().protection.regions is False
     with pytest.raises(ValueError, match="keep_regions"):
         Deidentifier(recognizers=[], keep_regions="no")  # type: ignore[arg-type]

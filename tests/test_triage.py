@@ -23,9 +23,11 @@ from thunder.triage import PARTIAL_SUFFIX, ReviewQueue, Triage, TriagedResult, T
 ADDRESS = "주소"
 
 
-def triaged(text: str, spans: list[ScoredSpan], rule: TriageRule | None = None) -> TriagedResult:
+def triaged(
+    text: str, spans: list[ScoredSpan], rule: TriageRule | None = None, keep_regions: bool = True
+) -> TriagedResult:
     """The triage of ``spans`` replaced in ``text`` (no model)."""
-    deid = Deidentifier(recognizers=[])
+    deid = Deidentifier(recognizers=[], keep_regions=keep_regions)
     return Triage(deid, rule).triage(text, TokenPredictions([]), deid.apply(text, spans))
 
 
@@ -125,10 +127,12 @@ def test_parts_of_a_detected_entity_left_elsewhere_are_possible_misses() -> None
     text = ("피고인 홍길동은 서울 강남구 테헤란로 123에서 피해자를 만났다. 길동이 먼저 때렸고, 홍씨는 길동무와 도망하였다. "
             "피해자는 테헤란로 123 앞에서 쓰러졌다. 남궁민수는 길동을 보았다.")  # fmt: skip
     spans = [span_at(text, "홍길동"), span_at(text, "서울 강남구 테헤란로 123", ADDRESS), span_at(text, "남궁민수")]
-    result = triaged(text, spans)
+    result = triaged(text, spans, keep_regions=False)  # the address whole: its lone street is a part of it
     found = [(m.text, m.reason, m.placeholder) for m in result.suggestions]
     assert found == [("길동", "entity_part", "A"), ("홍씨", "entity_part", "A"), ("테헤란로 123", "entity_part", "B"),
                      ("길동", "entity_part", "A")]  # not 길동무: part of another word  # fmt: skip
+    published = triaged(text, spans)  # by default 서울 강남구 stays: the street is the entity, replaced everywhere
+    assert "테헤란로" not in published.text and [m.text for m in published.suggestions] == ["길동", "홍씨", "길동"]
     assert result.reasons() == ["3 part of a detected entity (A)", "1 part of a detected entity (B)"]
     assert all("길동" not in reason for reason in result.reasons())  # reasons never quote the text
     # a category-level model's person spans carry the category: their parts count too

@@ -250,8 +250,8 @@ class Deidentifier:
     (:func:`thunder.decoding.entity_tags`); ``grow_threshold`` is the low threshold of span growing (None: off).
     :meth:`from_pretrained` defaults both to the operating point stored with the model. ``runtime`` turns padded
     window batches into probabilities (:mod:`thunder.inference`; default: the model in PyTorch). The model's spans
-    never replace legal text (``legal_text``), protected words, the names of the officials of ``keep_officials`` or,
-    with ``keep_regions``, the upper levels of addresses (:class:`~thunder.protected.Protection`); the officials
+    never replace legal text (``legal_text``), protected words, the names of the officials of ``keep_officials`` or
+    (``keep_regions``) the upper levels of addresses (:class:`~thunder.protected.Protection`); the officials
     of the other roles are replaced (source ``officials``). A model span's text is propagated to its other
     occurrences only when its score is at least ``propagate_threshold`` and it is not one of the ``genre_words``
     (:func:`thunder.genre.load_genre_words`; by default also the general nouns of Korean); spans of every other
@@ -279,7 +279,7 @@ class Deidentifier:
         keep_officials: Sequence[str] = OFFICIAL_ROLES,
         propagate_threshold: float = PROPAGATE_THRESHOLD,
         genre_words: bool | str | Sequence[str] | None = True,
-        keep_regions: bool = False,
+        keep_regions: bool = True,
     ) -> None:
         if model is not None and (tokenizer is None or label_set is None):
             raise ValueError("a model needs its tokenizer and label_set")
@@ -562,8 +562,8 @@ class PipelineOptions:
             word a line) or a list of words, or false (none).
         keep_regions: true: the upper levels of an address stay in the text, as courts mostly publish them: the
             province, city, county and district names a model span starts with (``서울 마포구 월드컵로 12`` ->
-            ``서울 마포구 A``) or that are all it holds (:func:`thunder.regions.upper_units`). Default false: they are
-            replaced with the rest, since a court sometimes replaces an address whole (docs/pipeline.md).
+            ``서울 마포구 A``) or that are all it holds (:func:`thunder.regions.upper_units`). Default true; false
+            replaces them with the rest, as a court sometimes replaces an address whole (docs/pipeline.md).
     """
 
     model: str | None = None
@@ -585,7 +585,7 @@ class PipelineOptions:
     )
     propagate_threshold: float = PROPAGATE_THRESHOLD
     genre_words: bool | str | list[str] = True
-    keep_regions: bool = False
+    keep_regions: bool = True
 
     def build(self) -> "Deidentifier":
         """The :class:`Deidentifier` these options describe; without a model, one with no recognizer (nothing

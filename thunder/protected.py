@@ -11,7 +11,8 @@ Three kinds of text are never an identifier, whatever the model says:
 - **the published officials' names** whose roles the policy keeps (:func:`thunder.legal.official_names`: judges,
   prosecutors, counsel; all three by default, as courts publish them);
 - **the upper levels of addresses** (:func:`thunder.regions.upper_units`: provinces, cities, counties and districts,
-  ``서울 마포구``; off by default, on where a court publishes them: ``서울 마포구 A``), trimmed off a span's start only.
+  ``서울 마포구``; kept by the pipeline's default, as courts mostly publish them: ``서울 마포구 A``), trimmed off a
+  span's start only.
 
 :meth:`Protection.filter` drops a model span whose every letter lies in such text (a plural 들 and particles after it
 aside) and trims one that only starts with such a word, or starts or ends with legal text other than a procedural
