@@ -10,10 +10,10 @@ import pytest
 import torch
 
 from thunder.data import DEMO_TOKENIZER, Recipe
-from thunder.gold import load_documents
-from thunder.synthesis import SynthesizedDocument
+from thunder.evaluation.gold import load_documents
+from thunder.language.tokenizer import ThunderTokenizer
+from thunder.synthesis.synthesizer import SynthesizedDocument
 from thunder.taxonomy import LabelSet, Taxonomy
-from thunder.tokenizer import ThunderTokenizer
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_CORPUS = REPO_ROOT.parent / "shared" / "data" / "snu-thunder-deid"

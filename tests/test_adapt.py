@@ -12,11 +12,12 @@ from pathlib import Path
 
 import torch
 
-from thunder.checkpoint import load_exported, stored_recipe, tokenizer_fingerprint, write_export
 from thunder.data import DEMO_CORPUS, Filler, Recipe
-from thunder.deid import Deidentifier
-from thunder.mentions import DEMO_MENTIONS
-from thunder.serve import create_app, running
+from thunder.deid.pipeline import Deidentifier
+from thunder.model.export import write_export
+from thunder.model.loader import Artefact, tokenizer_fingerprint
+from thunder.service.app import create_app, running
+from thunder.synthesis.mentions import DEMO_MENTIONS
 from thunder.taxonomy import LabelSet
 
 REPO = Path(__file__).resolve().parents[1]
@@ -82,13 +83,13 @@ def test_review_download_fit_adapt_and_serve(tmp_path: Path, tokenizer, taxonomy
     adapted = tmp_path / "runs" / "adapt" / "checkpoints" / "last.ckpt"
     assert torch.load(adapted, map_location="cpu", weights_only=True)["global_step"] == 6
 
-    model, adapted_tokenizer, adapted_labels, _ = load_exported(adapted)
-    base_model = load_exported(base).model
+    model, adapted_tokenizer, adapted_labels, _ = Artefact.open(adapted).classifier()[:4]
+    base_model = Artefact.open(base).classifier().model
     assert adapted_labels.to_dict() == label_set.to_dict()
     assert tokenizer_fingerprint(adapted_tokenizer) == tokenizer_fingerprint(tokenizer)
     moved = (model.state_dict()["classifier.weight"] - base_model.state_dict()["classifier.weight"]).abs().max()
     assert 0 < moved < 0.005  # the base's head after 6 steps at a learning rate of at most 2e-4 (a new one: ~0.08)
-    stored = stored_recipe(adapted)
+    stored = Artefact.open(adapted).recipe()
     assert stored["reviewed"] == [f"{reviews}/"] and stored["reviewed_share"] == 0.5
 
     with running(create_app(Deidentifier.from_pretrained(adapted, max_length=128, stride=32))) as (url, _):

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from thunder import annotation
-from thunder.annotation import (
+from thunder.documents import annotation
+from thunder.documents.annotation import (
     AnnotatedDocument,
     AnnotationError,
     Placeholder,
@@ -271,7 +271,7 @@ def test_iter_corpus_reports_every_malformed_document(tmp_path: Path, caplog: py
     _write(tmp_path / "a" / "good.md", "<<<X>>>A<<</X>>>")
     _write(tmp_path / "b.jsonl", '{"annotated": "<<</X>>>"}\nnot json\n{"text": "x"}\n{"annotated": "fine"}\n')
     failures: list[AnnotationError] = []
-    with caplog.at_level(logging.WARNING, logger="thunder.annotation"):
+    with caplog.at_level(logging.WARNING, logger="thunder.documents.annotation"):
         docs = list(iter_corpus(tmp_path, failures=failures))
     assert [d.text for d in docs] == ["A", "fine"]
     assert [str(f).split(": ")[0] for f in failures] == [

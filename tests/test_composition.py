@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from thunder.annotation import AnnotatedDocument, iter_corpus, parse_annotated
-from thunder.composition import SECTIONS, Composer, TemplateError, load_cases
 from thunder.data import DEMO_CORPUS
-from thunder.mentions import DEMO_MENTIONS, MentionBank, MentionContext
-from thunder.particles import agrees
-from thunder.synthesis import Synthesizer, leftovers
+from thunder.documents.annotation import AnnotatedDocument, iter_corpus, parse_annotated
+from thunder.language.particles import agrees
+from thunder.synthesis.composition import SLOT_NAMES, Composer
+from thunder.synthesis.mentions import DEMO_MENTIONS, MentionBank, MentionContext
+from thunder.synthesis.synthesizer import Synthesizer, leftovers
+from thunder.synthesis.templates import SECTIONS, TemplateError, load_cases
 from thunder.taxonomy import Taxonomy
 
 STATUTE = re.compile(r"제\d+조(?:의\d+)?")
@@ -37,7 +38,7 @@ def synthesizer(taxonomy: Taxonomy) -> Synthesizer:
 
 def template_tags(taxonomy: Taxonomy) -> set[str]:
     tags = set()
-    for case in load_cases(taxonomy):
+    for case in load_cases(taxonomy, SLOT_NAMES):
         for section in case.sections.values():
             for text in section.texts():
                 tags |= {p.tag for p in parse_annotated(re.sub(r"\{[^{}]*\}", "0", text)).placeholders}
@@ -45,7 +46,7 @@ def template_tags(taxonomy: Taxonomy) -> set[str]:
 
 
 def test_the_packaged_templates_parse_and_their_tags_resolve(taxonomy: Taxonomy) -> None:
-    cases = load_cases(taxonomy)
+    cases = load_cases(taxonomy, SLOT_NAMES)
     assert {case.kind for case in cases} == {"criminal", "civil", "family", "administrative"}
     assert sum(len(s.texts()) for case in cases for s in case.sections.values()) > 300
     tags = template_tags(taxonomy)
@@ -224,11 +225,11 @@ def test_a_particle_after_a_slot_agrees_with_its_value(taxonomy: Taxonomy, tmp_p
 def test_a_bad_template_is_refused_naming_its_file(taxonomy: Taxonomy, tmp_path: Path, section: str, reason: str) -> None:
     directory = write_sections(tmp_path, f"kind: test\ncases:\n  - name: one\n    layout: [top]\n    sections: {{top: {section}}}\n")
     with pytest.raises(TemplateError, match=reason) as error:
-        load_cases(taxonomy, directory)
+        load_cases(taxonomy, SLOT_NAMES, directory)
     assert "test.yaml" in str(error.value)
 
 
 def test_a_layout_naming_a_missing_section_is_refused(taxonomy: Taxonomy, tmp_path: Path) -> None:
     directory = write_sections(tmp_path, 'kind: test\ncases:\n  - name: one\n    layout: [top, nowhere]\n    sections: {top: ["x"]}\n')
     with pytest.raises(TemplateError, match="nowhere"):
-        load_cases(taxonomy, directory)
+        load_cases(taxonomy, SLOT_NAMES, directory)

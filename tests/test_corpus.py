@@ -1,4 +1,4 @@
-"""thunder.corpus: streaming documents out of text / JSONL / annotated files, cut into work items."""
+"""thunder.documents.corpus: streaming documents out of text / JSONL / annotated files, cut into work items."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from thunder.corpus import cut, documents, iter_documents, plan
+from thunder.documents.corpus import documents, iter_documents, plan
+from thunder.language.morphemes import cut
 
 TEXT = "첫 문서의 첫 줄입니다.\n둘째 줄 — 한자 法院 😀\n\n둘째 문서\n\n\n셋째 문서 끝\n"
 

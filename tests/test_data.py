@@ -32,9 +32,9 @@ from thunder.data import (
     token_labels,
     window_examples,
 )
-from thunder.synthesis import EntitySpan, head_outside_labels
+from thunder.language.tokenizer import ThunderTokenizer
+from thunder.synthesis.synthesizer import EntitySpan, head_outside_labels
 from thunder.taxonomy import LabelSet, Taxonomy
-from thunder.tokenizer import ThunderTokenizer
 
 torch.set_num_threads(1)
 

@@ -1,21 +1,18 @@
-"""Decoding: the decision rule, window merging, span growing, the named overlap strategies, the operating point."""
+"""Decoding: the decision rule, window merging, span growing, the operating point."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from thunder.decoding import (
+from thunder.model.decoding import (
     Aggregation,
     OperatingPoint,
-    Overlap,
     TokenPredictions,
     entity_tags,
     grow_within_word,
-    resolve_overlaps,
     widen_to_latin_runs,
 )
-from thunder.identifiers.base import ScoredSpan
 
 
 def test_entity_tags_decide_identifier_against_outside_first() -> None:
@@ -53,21 +50,6 @@ def test_a_span_cutting_a_latin_handle_covers_all_of_it(text: str, tagged: str, 
     start = text.index(tagged)
     widened = widen_to_latin_runs(text, start, start + len(tagged))
     assert text[widened[0] : widened[1]] == replaced
-
-
-def test_overlap_strategies_are_named_and_differ() -> None:
-    spans = [
-        ScoredSpan(0, 6, "전화번호", 0.9, "phone_number"),
-        ScoredSpan(4, 12, "계좌번호", 0.95, "bank_account_number"),  # overlaps the first, more confident
-        ScoredSpan(20, 24, "이름", 0.5, "model"),
-    ]
-    union = resolve_overlaps(spans, Overlap.UNION)
-    assert [(s.start, s.end, s.label) for s in union] == [(0, 12, "계좌번호"), (20, 24, "이름")]  # nothing left out
-    best = resolve_overlaps(reversed(spans), Overlap.HIGHEST_SCORE)
-    assert [(s.start, s.end, s.label) for s in best] == [(4, 12, "계좌번호"), (20, 24, "이름")]  # one reading
-    assert resolve_overlaps(spans, "union") == union  # the strategy's name works too
-    with pytest.raises(ValueError, match="'first' is not a valid Overlap"):
-        resolve_overlaps(spans, "first")
 
 
 def test_operating_point_is_validated_and_names_its_aggregation() -> None:

@@ -15,10 +15,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from thunder.commands.deid import deid_command
-from thunder.deid import Deidentifier, DeidResult, PipelineOptions, _key_pattern, find_keys
-from thunder.operators import entity_key
-from thunder.particles import fix_particle
-from thunder.recognizers import ScoredSpan, recognize
+from thunder.deid.operators import entity_key
+from thunder.deid.overlaps import _key_pattern, find_keys
+from thunder.deid.pipeline import Deidentifier, DeidResult, PipelineOptions
+from thunder.deid.policy import PublicationPolicy
+from thunder.deid.recognizers.registry import ScoredSpan, recognize
+from thunder.language.particles import fix_particle
+from thunder.model.decoding import OperatingPoint
 from thunder.taxonomy import LabelSet, Taxonomy
 
 NAME = "내국인이름"
@@ -65,7 +68,7 @@ def check_invariants(
         previous_end, previous = span.end, replacement
     tail = text[previous_end:]
     assert out[position:] in ({tail} if previous is None else {tail, fix_particle(previous, tail)})
-    for key in {entity_key(span.text) for span in spans if deid.spreads(entity_key(span.text), span)}:
+    for key in {entity_key(span.text) for span in spans if deid.policy.spreads(entity_key(span.text), span)}:
         if len(key) >= 2:
             assert not _key_pattern(key).search(out), f"{key!r} left in {out!r}"
     letters: dict[str, str] = {}
@@ -93,7 +96,7 @@ def deid() -> Deidentifier:
 @pytest.fixture(scope="module")
 def whole_addresses() -> Deidentifier:
     """The policy that replaces an address whole, its province and city with it (``keep_regions=False``)."""
-    return Deidentifier(recognizers=[], keep_regions=False)
+    return Deidentifier(recognizers=[], policy=PublicationPolicy(keep_regions=False))
 
 
 def test_placeholders_and_particles(deid: Deidentifier) -> None:
@@ -316,7 +319,7 @@ def test_a_general_noun_found_by_the_model_does_not_spread(deid: Deidentifier) -
     result = deid.apply(text, spans)
     assert result.text == "원고는 A된 보도라고 주장하나, 피고의 왜곡 보도는 없었다. B는 왜곡을 부인하고 김영수는 B를 만났다."
     check_invariants(text, result)
-    spreading = Deidentifier(recognizers=[], genre_words=False).apply(text, spans)  # no list: every word spreads
+    spreading = Deidentifier(recognizers=[], policy=PublicationPolicy(genre_words=False)).apply(text, spans)  # no list: every word spreads
     assert "왜곡" not in spreading.text
 
 
@@ -342,7 +345,7 @@ def test_invariants_hold_for_any_spans(text: str, raw: list[tuple[int, int, str,
 @pytest.fixture(scope="module")
 def tokenizer():
     """A tokenizer of this module's texts (not the shared one): the tests below rely on how it cuts their names."""
-    from thunder.tokenizer import ThunderTokenizer
+    from thunder.language.tokenizer import ThunderTokenizer
 
     texts = [FILLER, "피고인 홍길동은 피해자 김철수에게 전화하였다.", "주민등록번호 900101-1234568"] * 4
     return ThunderTokenizer.train(texts, vocab_size=400, min_frequency=1)
@@ -399,10 +402,10 @@ def test_threshold_decides_uncertain_tokens(tokenizer, label_set: LabelSet) -> N
         model.table.weight[sorted(positive), label_set.inside_id(NAME)] = 10.0
     default = Deidentifier(model, tokenizer, label_set, recognizers=[])
     assert default(text).text == text.replace("홍길동은", "A는")
-    strict = Deidentifier(model, tokenizer, label_set, recognizers=[], threshold=0.6)
+    strict = Deidentifier(model, tokenizer, label_set, recognizers=[], operating_point=OperatingPoint(0.6))
     assert strict(text).text == text
     with pytest.raises(ValueError, match="threshold must lie strictly between 0 and 1, got 1"):
-        Deidentifier(model, tokenizer, label_set, threshold=1)
+        Deidentifier(model, tokenizer, label_set, operating_point=OperatingPoint(1))
 
 
 def test_grow_threshold_replaces_a_word_the_model_marks_in_part(tokenizer, label_set: LabelSet) -> None:
@@ -414,18 +417,18 @@ def test_grow_threshold_replaces_a_word_the_model_marks_in_part(tokenizer, label
     model = KeywordModel(tokenizer.vocab_size, len(label_set), {first}, label_set.inside_id(NAME))
     with torch.no_grad():  # the rest of the name: 1 - P(O) about 0.3, below the threshold of 0.5
         model.table.weight[rest, label_set.inside_id(NAME)] = 10 - 0.85
-    plain = Deidentifier(model, tokenizer, label_set, recognizers=[], grow_threshold=None)
+    plain = Deidentifier(model, tokenizer, label_set, recognizers=[], operating_point=OperatingPoint(grow_threshold=None))
     assert plain(text).text != text.replace("박초시을", "A를")  # only part of the name is replaced: a leak
-    grown = Deidentifier(model, tokenizer, label_set, recognizers=[], grow_threshold=0.2)
+    grown = Deidentifier(model, tokenizer, label_set, recognizers=[], operating_point=OperatingPoint(grow_threshold=0.2))
     assert grown(text).text == text.replace("박초시을", "A를")  # whole name; the particle stays out and is fixed
-    assert Deidentifier(model, tokenizer, label_set, recognizers=[], grow_threshold=0.4)(text).text == plain(text).text
+    assert Deidentifier(model, tokenizer, label_set, recognizers=[], operating_point=OperatingPoint(grow_threshold=0.4))(text).text == plain(text).text
     assert Deidentifier(model, tokenizer, label_set, recognizers=[])(text).text == grown(text).text  # the default
     # above the threshold, growing is the threshold's own rule: nothing more
-    assert Deidentifier(model, tokenizer, label_set, recognizers=[], grow_threshold=0.9)(text).text == plain(text).text
-    assert PipelineOptions(grow_threshold=0.2).build().grow_threshold == 0.2
+    assert Deidentifier(model, tokenizer, label_set, recognizers=[], operating_point=OperatingPoint(grow_threshold=0.9))(text).text == plain(text).text
+    assert PipelineOptions(grow_threshold=0.2).build().operating_point.grow_threshold == 0.2
     for bad in (0, 1, True):
         with pytest.raises(ValueError, match="grow_threshold must lie strictly between 0 and 1"):
-            Deidentifier(model, tokenizer, label_set, grow_threshold=bad)
+            Deidentifier(model, tokenizer, label_set, operating_point=OperatingPoint(grow_threshold=bad))
 
 
 def test_a_particle_mecab_keeps_with_a_rare_syllable_stays_out(tokenizer, label_set: LabelSet) -> None:
@@ -435,7 +438,7 @@ def test_a_particle_mecab_keeps_with_a_rare_syllable_stays_out(tokenizer, label_
     assert (7, 8) in encoding.offsets, "the test needs 에 as a token of its own"
     model = KeywordModel(tokenizer.vocab_size, len(label_set), name, label_set.inside_id(NAME))
     for grow in (None, 0.1):
-        deid = Deidentifier(model, tokenizer, label_set, recognizers=[], grow_threshold=grow)
+        deid = Deidentifier(model, tokenizer, label_set, recognizers=[], operating_point=OperatingPoint(grow_threshold=grow))
         assert deid(text).text == text.replace("김철냘에", "A에")  # widened to the morpheme, not over its particle
 
 
@@ -443,7 +446,7 @@ def build_tiny_model(tokenizer, label_set: LabelSet):
     """A randomly initialised one-layer DeBERTa-v2 token classifier for ``tokenizer`` and ``label_set``."""
     from transformers import AutoModelForTokenClassification
 
-    from thunder.models import apply_tokenizer, backbone_config
+    from thunder.model.backbones import apply_tokenizer, backbone_config
 
     torch.manual_seed(0)
     config = backbone_config("tiny", {"hidden_size": 32, "num_attention_heads": 2, "intermediate_size": 64,
@@ -455,8 +458,8 @@ def build_tiny_model(tokenizer, label_set: LabelSet):
 
 def write_tiny_export(path: Path) -> Path:
     """A Thunder export directory (model, tokenizer, thunder.json) of a random tiny model, built in seconds."""
-    from thunder.checkpoint import EXPORT_FILE, EXPORT_FORMAT, tokenizer_fingerprint
-    from thunder.tokenizer import ThunderTokenizer
+    from thunder.language.tokenizer import ThunderTokenizer
+    from thunder.model.loader import EXPORT_FILE, EXPORT_FORMAT, tokenizer_fingerprint
 
     texts = [FILLER, "피고인 홍길동은 피해자 김철수에게 전화하였다.", "주민등록번호 900101-1234568"] * 4
     tokenizer = ThunderTokenizer.train(texts, vocab_size=400, min_frequency=1)

@@ -10,7 +10,7 @@ import torch
 from transformers import AutoModelForTokenClassification
 
 from thunder.cli import main
-from thunder.deid import Deidentifier
+from thunder.deid.pipeline import Deidentifier
 from thunder.taxonomy import Taxonomy
 
 REPO = Path(__file__).resolve().parents[1]

@@ -161,9 +161,9 @@ def test_no_document_is_copied_from_the_shared_corpus(docs: dict[Path, str], sha
 
 
 def _read_annotated():
-    """thunder.annotation.read_annotated where that module exists (parsing is tested in its own module)."""
+    """thunder.documents.annotation.read_annotated where that module exists (parsing is tested in its own module)."""
     try:
-        from thunder.annotation import read_annotated
+        from thunder.documents.annotation import read_annotated
     except ImportError:
         return None
     return read_annotated

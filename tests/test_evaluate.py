@@ -10,13 +10,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from thunder import evaluate as ev
 from thunder.cli import main
 from thunder.data import Recipe
-from thunder.evaluation_report import EvaluationReport
-from thunder.gold import load_documents, read_gold
-from thunder.recognizers import RECOGNIZERS, Recognizer, ScoredSpan
-from thunder.synthesis import EntitySpan, SynthesizedDocument
+from thunder.deid.recognizers.registry import RECOGNIZERS, Recognizer, ScoredSpan
+from thunder.evaluation import evaluate as ev
+from thunder.evaluation.gold import load_documents, read_gold
+from thunder.evaluation.report import EvaluationReport
+from thunder.synthesis.synthesizer import EntitySpan, SynthesizedDocument
 from thunder.taxonomy import LabelSet, Taxonomy
 
 NAME, PLACE = "내국인이름", "아파트"  # a direct and a quasi identifier of the default taxonomy
@@ -163,12 +163,11 @@ def test_command_writes_json_with_run_metadata(
     spans = [[TEXT.index(m), TEXT.index(m) + len(m), lab] for m, lab in SPANS.items()]
     data = _write_jsonl(tmp_path / "gold.jsonl", [{"id": "doc-1", "text": TEXT, "spans": spans}])
     fake = FakeDeidentifier({TEXT: [("김철수", NAME), ("이영", PLACE), ("피해자", NAME)]})
-    from thunder.deid import PipelineOptions
-
-    from thunder.decoding import OperatingPoint
+    from thunder.deid.pipeline import PipelineOptions
+    from thunder.model.decoding import OperatingPoint
 
     fake.taxonomy, fake.operating_point = Taxonomy.load(), OperatingPoint(0.3, 0.05)
-    monkeypatch.setattr(PipelineOptions, "build", lambda self: fake)
+    monkeypatch.setattr(PipelineOptions, "build", lambda self, policy=None: fake)
     out = tmp_path / "report.json"
     main(["evaluate", "--model", "fake-model", "--data", str(data), "--seed", "7", "--json", str(out)])
     report = json.loads(out.read_text(encoding="utf-8"))
@@ -336,9 +335,9 @@ def test_jsonl_labels_resolve_through_the_taxonomy(tmp_path: Path, taxonomy: Tax
 
 def test_untrained_model_runs_through_the_harness(tmp_path: Path, taxonomy: Taxonomy) -> None:
     """The real pipeline with a tiny untrained model: tokens and entity types come from the model."""
-    from thunder.deid import Deidentifier
-    from thunder.models import TokenClassifier
-    from thunder.tokenizer import ThunderTokenizer
+    from thunder.deid.pipeline import Deidentifier
+    from thunder.language.tokenizer import ThunderTokenizer
+    from thunder.model.modules import TokenClassifier
 
     docs = list(load_documents(Recipe(), taxonomy, limit=3))
     ThunderTokenizer.train([d.text for d in docs], vocab_size=300).save_pretrained(tmp_path / "tok")

@@ -12,10 +12,11 @@ from torch.utils.data import DataLoader
 from transformers import AutoModelForTokenClassification
 
 from thunder.cli import main
-from thunder.checkpoint import export_checkpoint, load_exported, stored_recipe
 from thunder.data import Recipe
-from thunder.models import MaskedLM, TokenClassifier
-from thunder.tokenizer import ThunderTokenizer
+from thunder.language.tokenizer import ThunderTokenizer
+from thunder.model.export import export_checkpoint
+from thunder.model.loader import Artefact
+from thunder.model.modules import MaskedLM, TokenClassifier
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -57,7 +58,7 @@ def test_load_exported_from_directory_and_checkpoint(trained, tmp_path, tokenize
     with torch.no_grad():
         expected = module.model(**inputs).logits
         for source in (out, checkpoint):
-            model, loaded_tokenizer, loaded_labels, _ = load_exported(source)
+            model, loaded_tokenizer, loaded_labels, _ = Artefact.open(source).classifier()[:4]
             assert not model.training and loaded_labels.names == label_set.names
             assert loaded_tokenizer.vocab_size == tokenizer.vocab_size
             assert torch.allclose(model(**inputs).logits, expected, atol=1e-6)
@@ -72,7 +73,7 @@ def test_exported_mlm_initialises_a_token_classifier(tmp_path, tokenizer, tokeni
     fit.save_checkpoint(tmp_path / "mlm.ckpt")
     out = export_checkpoint(tmp_path / "mlm.ckpt", tmp_path / "mlm-hf")
     with pytest.raises(ValueError, match="not a token classifier"):
-        load_exported(out)
+        Artefact.open(out).classifier()
     classifier = TokenClassifier(init_from=str(out))
     classifier.label_set, classifier._tokenizer = label_set, tokenizer
     classifier.build()
@@ -83,20 +84,21 @@ def test_exported_mlm_initialises_a_token_classifier(tmp_path, tokenizer, tokeni
 def test_an_export_carries_the_training_recipe(trained, tmp_path) -> None:
     """``thunder evaluate --model EXPORT`` reads the recipe the checkpoint's data module kept."""
     checkpoint, _ = trained
-    assert stored_recipe(checkpoint) is None and "recipe" not in json.loads(
+    assert Artefact.open(checkpoint).recipe() is None and "recipe" not in json.loads(
         (export_checkpoint(checkpoint, tmp_path / "plain") / "thunder.json").read_text(encoding="utf-8"))
     state = torch.load(checkpoint, weights_only=True)
     recipe = Recipe(data_dir="corpus", mention_holdout=0.1, seed=2, root=str(tmp_path)).to_dict()
     torch.save({**state, "DeIdDataModule": {"seed": 2, "recipe": recipe}}, tmp_path / "with_recipe.ckpt")
     out = export_checkpoint(tmp_path / "with_recipe.ckpt", tmp_path / "hf")
     assert json.loads((out / "thunder.json").read_text(encoding="utf-8"))["recipe"] == recipe
-    assert stored_recipe(out) == stored_recipe(tmp_path / "with_recipe.ckpt") == recipe
+    assert Artefact.open(out).recipe() == Artefact.open(tmp_path / "with_recipe.ckpt").recipe() == recipe
 
 
 def test_the_operating_point_travels_with_the_model(tmp_path, tokenizer, label_set) -> None:
     """A model validated at threshold 0.3 runs at 0.3 from its checkpoint, its export and ``thunder deid`` (issue 29);
     an explicit option still wins, and an export that stores none runs at the old defaults."""
-    from thunder.deid import Deidentifier
+    from thunder.deid.pipeline import Deidentifier, PipelineOptions
+    from thunder.model.decoding import OperatingPoint
 
     module = TokenClassifier(backbone="tiny", lr=1e-3, threshold=0.3, grow_threshold=0.05)
     fit = trainer(tmp_path, 1, limit_val_batches=1)
@@ -108,9 +110,9 @@ def test_the_operating_point_travels_with_the_model(tmp_path, tokenizer, label_s
     assert info["operating_point"] == {"threshold": 0.3, "grow_threshold": 0.05}
     for source in (export, tmp_path / "model.ckpt"):
         deid = Deidentifier.from_pretrained(source)
-        assert (deid.threshold, deid.grow_threshold) == (0.3, 0.05)
-    assert Deidentifier.from_pretrained(export, threshold=0.6).threshold == 0.6
-    assert Deidentifier.from_pretrained(export, grow_threshold=None).grow_threshold is None
+        assert deid.operating_point == OperatingPoint(0.3, 0.05)
+    assert PipelineOptions(model=str(export), threshold=0.6).build().operating_point == OperatingPoint(0.6, 0.05)
+    assert PipelineOptions(model=str(export), grow_threshold="off").build().operating_point.grow_threshold is None
 
     text = "피고인 홍길동은 피해자 김철수에게 010-1234-5678로 전화하였다.\n"
     (tmp_path / "in.txt").write_text(text, encoding="utf-8")
@@ -119,9 +121,9 @@ def test_the_operating_point_travels_with_the_model(tmp_path, tokenizer, label_s
         main(["deid", str(tmp_path / "in.txt"), "--model", str(export), "--out", str(out), *options])
         settings = json.loads((out / ".thunder-run.json").read_text(encoding="utf-8"))["settings"]
         assert (settings["threshold"], settings["grow_threshold"]) == expected  # what the run used
-        reference = Deidentifier.from_pretrained(export, threshold=expected[0], grow_threshold=expected[1])
+        reference = Deidentifier.from_pretrained(export, operating_point=OperatingPoint(*expected))
         assert (out / "in.txt").read_text(encoding="utf-8") == reference(text).text
     del info["operating_point"]  # an export of an older Thunder
     (export / "thunder.json").write_text(json.dumps(info, ensure_ascii=False), encoding="utf-8")
     old = Deidentifier.from_pretrained(export)
-    assert (old.threshold, old.grow_threshold) == (0.5, 0.1)
+    assert old.operating_point == OperatingPoint(0.5, 0.1)

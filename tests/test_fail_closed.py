@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_deid import check_invariants, write_tiny_export
 
-from thunder.checkpoint import ArtefactError, load_exported
 from thunder.cli import main
-from thunder.deid import Deidentifier, find_keys
-from thunder.operators import entity_key
+from thunder.deid.operators import entity_key
+from thunder.deid.pipeline import Deidentifier, find_keys
+from thunder.model.loader import Artefact, ArtefactError
 from thunder.taxonomy import LabelSet, Taxonomy
 
 PHONE = "연락처 010-1234-5678로 전화하였다.\n"
@@ -81,7 +81,7 @@ def test_stored_file_names_cannot_escape(tmp_path: Path, export: Path) -> None:
         torch.save({"state_dict": state, "thunder": {"task": "token-classification", "hf_config": config,
                                                      "label_set": info["label_set"], "tokenizer_files": files}}, ckpt)
         with pytest.raises(ArtefactError, match="refusing the stored file name"):
-            load_exported(ckpt)
+            Artefact.open(ckpt).classifier()
     assert not (tmp_path.parent / "escaped.json").exists() and not Path("/tmp/absolute.json").exists()
 
 
@@ -101,7 +101,7 @@ def _copy(export: Path, tmp_path: Path) -> Path:
 
 
 def _other_tokenizer():
-    from thunder.tokenizer import ThunderTokenizer
+    from thunder.language.tokenizer import ThunderTokenizer
 
     texts = ["전혀 다른 말뭉치에서 배운 토크나이저입니다.", "피고인 홍길동은 피해자 김철수에게 전화하였다."] * 4
     return ThunderTokenizer.train(texts, vocab_size=300, min_frequency=1)
@@ -111,7 +111,7 @@ def test_a_tokenizer_that_is_not_the_models_is_refused(tmp_path: Path, export: P
     broken = _copy(export, tmp_path)
     _other_tokenizer().save_pretrained(broken)
     with pytest.raises(ArtefactError, match="is not the one the model was trained with"):
-        load_exported(broken)
+        Artefact.open(broken).classifier()
 
 
 def test_a_permuted_vocabulary_is_refused(tmp_path: Path, export: Path) -> None:
@@ -122,7 +122,7 @@ def test_a_permuted_vocabulary_is_refused(tmp_path: Path, export: Path) -> None:
     vocab[first], vocab[second] = vocab[second], vocab[first]
     (broken / "tokenizer.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     with pytest.raises(ArtefactError, match="tokenizer"):
-        load_exported(broken)
+        Artefact.open(broken).classifier()
 
 
 def test_a_label_set_that_does_not_fit_the_head_is_refused(tmp_path: Path, export: Path) -> None:
@@ -138,10 +138,10 @@ def test_a_label_set_that_does_not_fit_the_head_is_refused(tmp_path: Path, expor
 def test_export_refuses_another_tokenizer(tmp_path: Path) -> None:
     from test_models import RepeatedBatch, token_batch, trainer
 
-    from thunder.checkpoint import export_checkpoint
     from thunder.data import DEMO_TOKENIZER
-    from thunder.models import TokenClassifier
-    from thunder.tokenizer import ThunderTokenizer
+    from thunder.language.tokenizer import ThunderTokenizer
+    from thunder.model.export import export_checkpoint
+    from thunder.model.modules import TokenClassifier
 
     tokenizer = ThunderTokenizer.from_pretrained(DEMO_TOKENIZER)
     label_set = LabelSet(Taxonomy.load(), "category", "IO")
@@ -514,7 +514,7 @@ OUTPUT_CASES = {
 
 
 def _opened(root: Path) -> list[dict]:
-    from thunder.mapping import Mapping, MappingKey
+    from thunder.deid.mapping import Mapping, MappingKey
 
     return [record for found in Mapping(root / "m.jsonl", MappingKey.load(root / "k")).records.values() for record in found]
 
@@ -593,9 +593,9 @@ def _demo_sized_export(tmp_path: Path) -> Path:
     """An export whose embeddings fit the demo tokenizer (2,002 tokens), as the issue's demo model."""
     from test_deid import build_tiny_model
 
-    from thunder.checkpoint import write_export
     from thunder.data import DEMO_TOKENIZER
-    from thunder.tokenizer import ThunderTokenizer
+    from thunder.language.tokenizer import ThunderTokenizer
+    from thunder.model.export import write_export
 
     tokenizer, label_set = ThunderTokenizer.from_pretrained(DEMO_TOKENIZER), LabelSet(Taxonomy.load(), "label", "IO")
     return write_export(tmp_path / "demo", build_tiny_model(tokenizer, label_set), tokenizer, label_set,
@@ -603,17 +603,17 @@ def _demo_sized_export(tmp_path: Path) -> Path:
 
 
 def test_a_swapped_tokenizer_with_a_rewritten_fingerprint_is_refused(tmp_path: Path) -> None:
-    from thunder.checkpoint import tokenizer_fingerprint
+    from thunder.model.loader import tokenizer_fingerprint
 
     broken = _demo_sized_export(tmp_path)
-    load_exported(broken)  # as written it loads
+    Artefact.open(broken).classifier()  # as written it loads
     other = _other_tokenizer()
     other.save_pretrained(broken)
     info = json.loads((broken / "thunder.json").read_text(encoding="utf-8"))
     info["tokenizer"] = tokenizer_fingerprint(other)  # the lie: thunder.json now describes the swapped tokenizer
     (broken / "thunder.json").write_text(json.dumps(info, ensure_ascii=False), encoding="utf-8")
     with pytest.raises(ArtefactError, match=r"tokens but the model's embeddings 2002: not the tokenizer"):
-        load_exported(broken)
+        Artefact.open(broken).classifier()
 
 
 @pytest.mark.parametrize("kind", ["parent", "absolute", "link"])
@@ -630,7 +630,7 @@ def test_weights_are_read_only_from_inside_the_model_directory(tmp_path: Path, e
     (broken / "model.safetensors.index.json").write_text(json.dumps(index), encoding="utf-8")
     message = "leads out of the model directory" if kind == "link" else "refusing the stored file name"
     with pytest.raises(ArtefactError, match=message):
-        load_exported(broken)
+        Artefact.open(broken).classifier()
     code, error = deid("--model", str(broken), str(_tree(tmp_path, {"a.txt": PHONE}) / "a.txt"))
     assert code == 1 and message in error and "\n" not in error
 
@@ -678,7 +678,7 @@ def test_validate_refuses_a_pickled_ckpt_path_in_one_line(tmp_path: Path, capsys
 
 def test_documents_of_any_size_reach_mecab_in_parts(tmp_path: Path, export: Path, monkeypatch) -> None:
     """Mecab refuses a text of some megabytes ("too long sentence"): every call gets at most MECAB_CHARS."""
-    import thunder.morphemes as morphemes
+    import thunder.language.morphemes as morphemes
 
     monkeypatch.setattr(morphemes, "MECAB_CHARS", 500)
     real, sizes = morphemes._tagger(), []
@@ -705,7 +705,7 @@ FILLER_LINE = "피고인은 2021. 3. 4. 서울중앙지방법원에서 재판을
 
 @pytest.mark.slow
 def test_a_document_mecab_refuses_whole_is_tokenized_in_parts() -> None:
-    from thunder.morphemes import _tagger, morpheme_pieces
+    from thunder.language.morphemes import _tagger, morpheme_pieces
 
     text = (FILLER_LINE * 20 + "\n") * 25_000  # about 17 MB: more than one Mecab call takes
     assert _tagger().parse(text) is None and "too long sentence" in _tagger().what()

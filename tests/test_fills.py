@@ -8,10 +8,10 @@ import re
 
 import pytest
 
-from thunder.annotation import parse_annotated
-from thunder.fills import PLACE_NUMBERS, bus_route
-from thunder.mentions import DEMO_MENTIONS, MentionBank, MentionContext, load_mention_lists
-from thunder.synthesis import Synthesizer, leftovers
+from thunder.documents.annotation import parse_annotated
+from thunder.synthesis.fills import PLACE_NUMBERS, bus_route
+from thunder.synthesis.mentions import DEMO_MENTIONS, MentionBank, MentionContext, load_mention_lists
+from thunder.synthesis.synthesizer import Synthesizer, leftovers
 from thunder.taxonomy import Taxonomy
 
 
@@ -87,7 +87,7 @@ def test_redaction_notes_after_a_placeholder_are_dropped(taxonomy, bank, raw: st
 
 
 def test_a_generated_mask_is_no_leftover_but_a_kept_one_is(taxonomy) -> None:
-    from thunder.names import PersonNames
+    from thunder.synthesis.names import PersonNames
 
     bank = MentionBank({"내국인이름": PersonNames("broad", foreign=0, masked=1.0, spaced=0)}, taxonomy)
     doc = parse_annotated("피해자 <<<내국인이름>>>A<<</내국인이름>>>에게")

@@ -1,4 +1,4 @@
-"""thunder.genre: common words of the judgment genre, by document frequency, and the packaged list."""
+"""thunder.language.genre: common words of the judgment genre, by document frequency, and the packaged list."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from thunder.genre import GENRE_WORDS_FILE, common_words, document_frequencies, load_genre_words, words_of
+from thunder.language.genre import GENRE_WORDS_FILE, common_words, document_frequencies, load_genre_words, words_of
 
 TOOL = Path(__file__).resolve().parents[1] / "tools" / "genre_words.py"
 

@@ -12,13 +12,13 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from thunder.deid.recognizers.registry import load_recognizers, recognize
 from thunder.identifiers import CATALOGUE, PatternRecognizer, card_number
 from thunder.identifiers import business_registration_number as brn
 from thunder.identifiers import foreign_registration_number as frn
 from thunder.identifiers import resident_registration_number as rrn
 from thunder.identifiers.context import MentionContext
-from thunder.mentions import MentionBank, MentionError
-from thunder.recognizers import load_recognizers, recognize
+from thunder.synthesis.mentions import MentionBank, MentionError
 from thunder.taxonomy import Taxonomy
 
 REPO = Path(__file__).resolve().parents[1]
@@ -180,7 +180,7 @@ def test_another_taxonomy_names_the_labels() -> None:
     by_name = {r.name: r for r in load_recognizers(taxonomy=medical)}
     assert (by_name["phone_number"].label, by_name["phone_number"].category) == ("연락처", "환자정보")
     assert by_name["bank_account_number"].label == "계좌번호"  # not in that taxonomy: the packaged one's
-    from thunder.deid import Deidentifier
+    from thunder.deid.pipeline import Deidentifier
     from thunder.taxonomy import LabelSet
 
     result = Deidentifier(label_set=LabelSet(medical))("보호자 연락처 010-1234-5678로")
@@ -285,7 +285,7 @@ def test_user_recognizer_and_generator_by_class_path(tmp_path: Path) -> None:
         assert ids and all(re.fullmatch(r"STF-\d{5}", i) for i in ids), document.text
         assert any(staff_id in example["labels"] for example in train[(0, index)])  # in the training labels
 
-    from thunder.deid import Deidentifier
+    from thunder.deid.pipeline import Deidentifier
 
     deid = Deidentifier(label_set=datamodule.label_set, recognizers=config["recognizers"])
     text = train.synthesize(0, epoch=0).text
@@ -317,7 +317,7 @@ def test_generators_from_plain_init_args_and_taxonomy_paths(tmp_path: Path) -> N
 
 
 def test_list_labels_without_lists_take_the_packaged_taxonomys_generator() -> None:
-    from thunder.mentions import GENERATORS
+    from thunder.synthesis.mentions import GENERATORS
 
     listed = {
         "categories": {"x": {"": {name: {} for name in ("휴대전화번호", "카드번호", "구이하주소", "여권번호", "메모")}}}

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from thunder.checkpoint import ArtefactError
 from thunder.cli import main
-from thunder.decoding import TokenPredictions
-from thunder.deid import Deidentifier
-from thunder.inference import OnnxRuntime, TorchRuntime, length_batches
+from thunder.deid.pipeline import Deidentifier
+from thunder.model.decoding import TokenPredictions
+from thunder.model.inference import OnnxRuntime, TorchRuntime, length_batches
+from thunder.model.loader import ArtefactError
 
 pytest.importorskip("onnxruntime")
 
@@ -67,7 +67,7 @@ def ambiguous(deid: Deidentifier, windows: list, margin: float) -> list[list[boo
         score = 1 - own[:, 0]
         top = own[:, 1:].topk(min(2, own.shape[1] - 1), dim=-1).values
         tied = (top[:, 0] - top[:, -1] <= margin) if top.shape[1] > 1 else torch.zeros_like(score, dtype=torch.bool)
-        near = [(score - t).abs() <= margin for t in (deid.threshold, min(deid.grow_threshold, deid.threshold))]
+        near = [(score - t).abs() <= margin for t in (deid.operating_point.threshold, min(deid.operating_point.grow_threshold, deid.operating_point.threshold))]
         marks.append((near[0] | near[1] | tied).tolist())
     return marks
 
@@ -109,7 +109,7 @@ def test_batched_windows_give_the_one_by_one_predictions(export: Path) -> None:
 def test_mecab_runs_once_per_document_and_gives_the_same_spans(
     export: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import thunder.morphemes as morphemes
+    import thunder.language.morphemes as morphemes
 
     deid = Deidentifier.from_pretrained(export, runtime="torch")
     docs = demo_documents()[:8]
@@ -179,7 +179,7 @@ def test_a_graph_name_that_leaves_the_directory_is_refused(
 def test_a_graph_reading_external_data_is_refused(export: Path, tmp_path: Path) -> None:
     import onnx
 
-    from thunder.inference import _sha256
+    from thunder.model.loader import sha256 as _sha256
 
     copy = copy_of(export, tmp_path)
     graph = onnx.load(str(copy / "model.int8.onnx"))
@@ -215,9 +215,9 @@ def test_length_batches_sort_windows_by_length() -> None:
 def test_the_ceiling_counts_the_forward_pass_of_every_window(
     export: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from thunder.checkpoint import load_exported
+    from thunder.model.loader import Artefact
 
-    model, tokenizer, _ = load_exported(export)[:3]
+    model, tokenizer, _ = Artefact.open(export).classifier()[:3]
     short = demo_documents()[:2]
 
     def gflop(docs: list[str], max_length: int = 512) -> float:

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from thunder.annotation import AnnotatedDocument, read_annotated
 from thunder.data import Recipe
-from thunder.evaluate import evaluate
-from thunder.gold import load_documents
+from thunder.documents.annotation import AnnotatedDocument, read_annotated
+from thunder.evaluation.evaluate import evaluate
+from thunder.evaluation.gold import load_documents
 from thunder.identifiers import CATALOGUE
-from thunder.mentions import DEMO_MENTIONS, MentionBank
-from thunder.particles import leading_particle
-from thunder.synthesis import SynthesizedDocument, Synthesizer, leftovers
+from thunder.language.particles import leading_particle
+from thunder.synthesis.mentions import DEMO_MENTIONS, MentionBank
+from thunder.synthesis.synthesizer import SynthesizedDocument, Synthesizer, leftovers
 
 KINDS = ("criminal", "civil", "family", "administrative")
 MIN_PER_KIND = 10

@@ -12,8 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from thunder.cli import main
-from thunder.deid import Deidentifier
-from thunder.mapping import (
+from thunder.deid.mapping import (
     KEY_PREFIX,
     Mapping,
     MappingError,
@@ -26,7 +25,8 @@ from thunder.mapping import (
     reidentify,
     restoring_edits,
 )
-from thunder.recognizers import ScoredSpan
+from thunder.deid.pipeline import Deidentifier
+from thunder.deid.recognizers.registry import ScoredSpan
 
 DEMO = Path(__file__).resolve().parents[1] / "thunder" / "resources" / "demo"
 TEXT = "피고인 홍길동은 피해자 김영희(010-1234-5678)에게 900101-1234568을 알려 주었고, 홍길동이 다시 전화하였다.\r\n끝."
@@ -35,9 +35,9 @@ TEXT = "피고인 홍길동은 피해자 김영희(010-1234-5678)에게 900101-1
 @pytest.fixture(scope="module")
 def demo_documents() -> list[tuple[str, str, list[ScoredSpan]]]:
     """The demo judgments with their placeholders filled, and their gold spans as a stand-in for a model."""
-    from thunder.annotation import iter_corpus
-    from thunder.mentions import DEMO_MENTIONS, MentionBank
-    from thunder.synthesis import Synthesizer
+    from thunder.documents.annotation import iter_corpus
+    from thunder.synthesis.mentions import DEMO_MENTIONS, MentionBank
+    from thunder.synthesis.synthesizer import Synthesizer
     from thunder.taxonomy import Taxonomy
 
     taxonomy = Taxonomy.load()
@@ -93,7 +93,7 @@ def test_demo_corpus_round_trip_is_byte_exact(demo_documents, operator: str, tmp
 
 
 def deid_recognized(deid: Deidentifier, text: str) -> list[ScoredSpan]:
-    from thunder.recognizers import recognize
+    from thunder.deid.recognizers.registry import recognize
 
     return recognize(text, deid.recognizers)
 

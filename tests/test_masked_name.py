@@ -1,4 +1,4 @@
-"""Names masked in part (thunder.masked_name), alone, on the packaged corpora and in the pipeline."""
+"""Names masked in part (thunder.deid.recognizers.masked_name), alone, on the packaged corpora and in the pipeline."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ import re
 
 import pytest
 
-from thunder.deid import Deidentifier
+from thunder.deid.pipeline import Deidentifier
+from thunder.deid.recognizers.masked_name import MaskedNameRecognizer
+from thunder.deid.recognizers.registry import load_recognizers
 from thunder.identifiers.context import MentionContext
-from thunder.masked_name import MaskedNameRecognizer
-from thunder.names import PersonNames
-from thunder.particles import PARTICLE_RUN
-from thunder.recognizers import load_recognizers
-from thunder.synthesis import SynthesizedDocument
+from thunder.language.particles import PARTICLE_RUN
+from thunder.synthesis.names import PersonNames
+from thunder.synthesis.synthesizer import SynthesizedDocument
 
 
 def masked(text: str) -> list[str]:
@@ -80,7 +80,7 @@ def test_it_replaces_nothing_in_the_packaged_judgments_and_precedents_but_identi
 
 
 def test_it_finds_the_masked_forms_the_name_generator_writes() -> None:
-    """Every part-masked name of :class:`thunder.names.PersonNames`, in a sentence and before a particle, but those
+    """Every part-masked name of :class:`thunder.synthesis.names.PersonNames`, in a sentence and before a particle, but those
     left alone on purpose: one Latin ``O`` or ``*`` alone, two syllables after the mask, a syllable after the mask
     that reads as a particle (``김○을``)."""
     names = PersonNames(foreign=0, masked=1, spaced=0)

@@ -11,14 +11,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from thunder import mentions as m
 from thunder.identifiers import phone_number, vehicle_plate
 from thunder.identifiers.bank_account_number import BANK_ACCOUNT_FORMATS
 from thunder.identifiers.card_number import CARD_PREFIXES, luhn_check_digit
 from thunder.identifiers.context import REFERENCE_YEAR, MentionContext, infer_birth_year, infer_gender
 from thunder.identifiers.resident_registration_number import check_digit as rrn_check_digit
-from thunder.mentions import DEMO_MENTIONS, GENERATORS, ListSource, MentionBank, MentionError
-from thunder.particles import agrees, has_final_consonant
+from thunder.language.particles import agrees, has_final_consonant
+from thunder.synthesis import mentions as m
+from thunder.synthesis.mentions import DEMO_MENTIONS, GENERATORS, ListSource, MentionBank, MentionError
 from thunder.taxonomy import Taxonomy
 
 EXPECTED_GENERATORS = {

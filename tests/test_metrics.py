@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from thunder.metrics import TokenMetrics, format_table
+from thunder.model.metrics import TokenMetrics, format_table
 
 TAGS = ["O", "I-A", "I-B"]
 #         O  A  A  B  O  ignored

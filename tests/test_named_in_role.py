@@ -1,4 +1,4 @@
-"""Person names where a judgment's wording says one stands (thunder.named_in_role), alone and in the pipeline."""
+"""Person names where a judgment's wording says one stands (thunder.deid.recognizers.named_in_role), alone and in the pipeline."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from thunder.data import Recipe
-from thunder.deid import Deidentifier
-from thunder.gold import load_documents
-from thunder.named_in_role import NamedInRoleRecognizer, split_particles
-from thunder.recognizers import load_recognizers
+from thunder.deid.pipeline import Deidentifier
+from thunder.deid.recognizers.named_in_role import NamedInRoleRecognizer, split_particles
+from thunder.deid.recognizers.registry import load_recognizers
+from thunder.evaluation.gold import load_documents
 from thunder.taxonomy import Taxonomy
 
 

@@ -1,14 +1,14 @@
-"""Person names in a table's column of people (thunder.named_in_table), alone, on the packaged corpora and in the
+"""Person names in a table's column of people (thunder.deid.recognizers.named_in_table), alone, on the packaged corpora and in the
 pipeline."""
 
 from __future__ import annotations
 
 import pytest
 
-from thunder.deid import Deidentifier
-from thunder.named_in_table import NamedInTableRecognizer
-from thunder.recognizers import load_recognizers
-from thunder.synthesis import SynthesizedDocument
+from thunder.deid.pipeline import Deidentifier
+from thunder.deid.recognizers.named_in_table import NamedInTableRecognizer
+from thunder.deid.recognizers.registry import load_recognizers
+from thunder.synthesis.synthesizer import SynthesizedDocument
 
 CRIME_TABLE = """[별지] 범죄일람표
 순번 / 범행일시 / 범행장소 / 피해자 / 피해품(시가)

@@ -1,4 +1,4 @@
-"""thunder.names: the broad training and the unseen test name families, random strings of a mention's shape."""
+"""thunder.synthesis.names: the broad training and the unseen test name families, random strings of a mention's shape."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import re
 import pytest
 
 from thunder.data import with_random_mentions
-from thunder.mentions import DEMO_MENTIONS, MentionBank, MentionContext
-from thunder.names import DOUBLE_SURNAMES, SURNAMES, _NATIVE_GIVEN, PersonNames, ShapeNoise, random_shape
+from thunder.synthesis.mentions import DEMO_MENTIONS, MentionBank, MentionContext
+from thunder.synthesis.names import _NATIVE_GIVEN, DOUBLE_SURNAMES, SURNAMES, PersonNames, ShapeNoise, random_shape
 from thunder.taxonomy import Taxonomy
 
 PERSON = MentionContext("내국인이름", (("피해자 ", "(여, 31세)에게"),))
@@ -38,7 +38,7 @@ def test_broad_family_covers_every_form_the_issue_names() -> None:
     assert len(set(names)) > 0.85 * len(names)
     assert all(re.fullmatch(r"[가-힣 ·○O*]+", n) for n in names)
     # given names of any Hangul syllable, not only the inventory's (about 20% of the Korean names)
-    from thunder.names import _GIVEN_SYLLABLES
+    from thunder.synthesis.names import _GIVEN_SYLLABLES
 
     outside = [n for n in korean if set(split_name(n)[1]) - set(_GIVEN_SYLLABLES) - set("".join(_NATIVE_GIVEN))]
     assert 0.1 < len(outside) / len(korean) < 0.3
@@ -57,9 +57,9 @@ def test_families_are_seeded_and_differ_in_construction() -> None:
 
 
 def test_name_families_load_by_class_path_and_options_are_checked() -> None:
-    from thunder.mentions import load_generator
+    from thunder.synthesis.mentions import load_generator
 
-    source = load_generator({"class_path": "thunder.names.PersonNames", "init_args": {"foreign": 0.2}})
+    source = load_generator({"class_path": "thunder.synthesis.names.PersonNames", "init_args": {"foreign": 0.2}})
     assert isinstance(source, PersonNames) and source.foreign == 0.2 and source.sample(random.Random(0), PERSON)
     with pytest.raises(ValueError, match="family"):
         PersonNames("rare")

@@ -6,8 +6,7 @@ from itertools import islice
 
 import pytest
 
-from thunder.annotation import placeholder_sequence
-from thunder.operators import (
+from thunder.deid.operators import (
     OPERATORS,
     Entity,
     MaskOperator,
@@ -18,6 +17,7 @@ from thunder.operators import (
     entity_key,
     load_operator,
 )
+from thunder.documents.annotation import placeholder_sequence
 
 
 def entity(key: str = "홍길동", label: str = "내국인이름", placeholder: str = "A", avoid: tuple = ()) -> Entity:
@@ -84,7 +84,7 @@ def test_load_operator() -> None:
 
 
 def test_operators_per_label_category_and_tier_most_specific_wins() -> None:
-    from thunder.deid import Deidentifier
+    from thunder.deid.pipeline import Deidentifier
 
     text = "피고인은 전화 010-1234-5678과 메일 kim@example.com, 계좌 302-1234-5678-91을 썼다."
     deid = Deidentifier(operator="placeholder", operators={"이메일주소": "mask", "direct": {"class_path": "tag"}})
@@ -95,13 +95,13 @@ def test_operators_per_label_category_and_tier_most_specific_wins() -> None:
 
 
 def test_operator_choice_refuses_keys_outside_the_taxonomy_and_bad_specs() -> None:
-    from thunder.deid import Deidentifier
+    from thunder.deid.pipeline import Deidentifier
 
     with pytest.raises(ValueError, match=r"\['환자이름'\] name no label, category or tier 1"):
         Deidentifier(operators={"환자이름": "mask"})
     with pytest.raises(ValueError, match="a dict needs 'class_path'"):
         Deidentifier(operator={"init_args": {}})
-    with pytest.raises(ValueError, match="is not a thunder.operators.Operator subclass"):
+    with pytest.raises(ValueError, match="is not a thunder.deid.operators.Operator subclass"):
         Deidentifier(operator="thunder.taxonomy.Taxonomy")
 
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from thunder.particles import (
+from thunder.language.particles import (
     PARTICLE_RUN,
     agrees,
     ends_with_rieul,

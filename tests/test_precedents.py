@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from thunder.gold import read_gold
+from thunder.evaluation.gold import read_gold
 from thunder.taxonomy import Taxonomy
 
 DATA = Path(__file__).resolve().parents[1] / "benchmarks" / "precedents" / "precedents.jsonl"

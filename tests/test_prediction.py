@@ -14,16 +14,16 @@ import pytest
 from lightning.pytorch import Trainer
 
 from thunder.cli import main
-from thunder.deid import Deidentifier, PipelineOptions
+from thunder.deid.pipeline import Deidentifier, PipelineOptions
+from thunder.documents.sources import InputError
 from thunder.identifiers.base import Recognizer, ScoredSpan
-from thunder.prediction import (
+from thunder.runs.prediction import (
     CorpusDataModule,
     CorpusDataset,
     DeidPredictor,
     DeidWriter,
     list_documents,
 )
-from thunder.sources import InputError
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = REPO / "configs" / "predict.yaml"
@@ -237,8 +237,8 @@ def test_a_failing_batch_is_redone_document_by_document(corpus: Path, tmp_path: 
                 raise RuntimeError("poisoned window")
             return self.inner(input_ids, attention_mask)
 
+    from thunder.language.tokenizer import ThunderTokenizer
     from thunder.taxonomy import LabelSet, Taxonomy
-    from thunder.tokenizer import ThunderTokenizer
 
     (corpus / "doc4.txt").write_text("독약 문서", encoding="utf-8")
     tokenizer = ThunderTokenizer.train([p.read_text(encoding="utf-8") for p in corpus.glob("doc*.txt")], 300, 1)

@@ -9,7 +9,7 @@ from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
 from torch.distributed.fsdp import FSDPModule
 from torch.distributed.tensor import DTensor, Shard
 
-from thunder.models import LAYER_CLASSES, MaskedLM, TokenClassifier
+from thunder.model.modules import LAYER_CLASSES, MaskedLM, TokenClassifier
 
 # preset -> (layers, parameters in the paper, vocabulary)
 PAPER = {"370m": (24, 370e6, 32_000), "800m": (36, 800e6, 32_000), "1p5b": (24, 1.5e9, 128_000)}

@@ -12,7 +12,7 @@ import lightning as L
 import pytest
 
 from thunder.cli import main
-from thunder.progress import LineProgressBar, needs_line_progress
+from thunder.model.progress import LineProgressBar, needs_line_progress
 
 MODULE = textwrap.dedent(
     '''

@@ -1,15 +1,16 @@
-"""thunder.protected: the model's spans over protected text (legal text, protected words, the published officials'
+"""thunder.deid.protection: the model's spans over protected text (legal text, protected words, the published officials'
 names, the upper levels of addresses) are dropped or trimmed; spans of every other source never are."""
 
 from __future__ import annotations
 
 import pytest
 
-from thunder.decoding import TokenPredictions
-from thunder.deid import Deidentifier, PipelineOptions
+from thunder.deid.pipeline import Deidentifier, PipelineOptions
+from thunder.deid.policy import PROTECTED_WORDS, PublicationPolicy
+from thunder.deid.protection import Protection
 from thunder.identifiers.base import ScoredSpan
-from thunder.protected import PROTECTED_WORDS, Protection, load_legal, load_protected
-from thunder.regions import upper_units
+from thunder.language.regions import upper_units
+from thunder.model.decoding import TokenPredictions
 
 TEXT = "피고인은 KTX 역 CCTV를 통해 피해자 홍길동을 보았고, 성명불상자에게 010-1234-5678로 전화하였다."
 
@@ -19,19 +20,24 @@ def span(word: str, source: str = "model", label: str = "내국인이름", text:
     return ScoredSpan(start, start + len(word), label, score, source)
 
 
+def protection(**policy) -> Protection:
+    """The protection of a publication policy; the upper levels of addresses are replaced unless ``keep_regions``."""
+    return Protection(PublicationPolicy(**{"keep_regions": False, **policy}))
+
+
 def texts(spans: list[ScoredSpan], text: str) -> list[str]:
     return [text[s.start : s.end] for s in spans]
 
 
 def test_protected_words_drop_only_model_spans_of_them() -> None:
-    words = Protection(legal=False, words=load_protected(True), kept_officials=())
+    words = protection(legal_text=False, protected_words=True, keep_officials=[])
     spans = [span("KTX"), span("CCTV를"), span("홍길동"), span("성명불상자"), span("010-1234-5678", "phone_number", "전화번호")]
     assert texts(words.filter(TEXT, spans), TEXT) == ["홍길동", "010-1234-5678"]
     recognizer_span = span("KTX", "my_recognizer")
     assert words.filter(TEXT, [recognizer_span]) == [recognizer_span]  # never a recognizer's
-    nothing = Protection(legal=False, kept_officials=())
+    nothing = protection(legal_text=False, keep_officials=[])
     assert not nothing and nothing.filter(TEXT, spans) == spans
-    one = Protection(legal=False, words={"홍"}, kept_officials=())
+    one = protection(legal_text=False, protected_words=["홍"], keep_officials=[])
     assert one.filter(TEXT, [span("홍길동")]) == [span("홍길동")]  # whole words only
     room = "피고인은 증인대기실 앞에서"  # "증인" tagged alone is part of a longer name: it stays a span
     assert words.filter(room, [span("증인", text=room), span("대기실", text=room)]) == [
@@ -40,20 +46,28 @@ def test_protected_words_drop_only_model_spans_of_them() -> None:
     assert words.filter(quoted, [span("'KTX'", text=quoted)]) == []
 
 
-def test_option_loaders() -> None:
-    assert load_protected(None) == load_protected(False) == frozenset()
-    assert {"CCTV", "KTX", "ATM", "신원미상"} <= load_protected(True) == frozenset(PROTECTED_WORDS)
-    assert load_protected(["중앙지검"]) == frozenset({"중앙지검"})
+def test_the_policy_is_checked_once_when_made() -> None:
+    assert PublicationPolicy().protected == frozenset() and PublicationPolicy(protected_words=False).protected == frozenset()
+    assert {"CCTV", "KTX", "ATM", "신원미상"} <= PublicationPolicy(protected_words=True).protected == frozenset(PROTECTED_WORDS)
+    assert PublicationPolicy(protected_words=["중앙지검"]).protected == frozenset({"중앙지검"})
     for bad in ("CCTV", [""], [3]):
-        with pytest.raises(ValueError, match="protected words"):
-            load_protected(bad)  # type: ignore[arg-type]
-    assert load_legal(True) == (True, ()) and load_legal(False) == load_legal(None) == (False, ())
-    assert load_legal([" 특수목적법 "]) == (True, ("특수목적법",))
+        with pytest.raises(ValueError, match="protected_words"):
+            PublicationPolicy(protected_words=bad)  # type: ignore[arg-type]
+    assert PublicationPolicy().legal_words == () and PublicationPolicy(legal_text=False).legal_words is None
+    assert PublicationPolicy(legal_text=[" 특수목적법 "]).legal_words == ("특수목적법",)
     for bad in ("형법", [""]):
-        with pytest.raises(ValueError, match="legal text"):
-            load_legal(bad)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="kept officials"):
-        Protection(kept_officials=["clerk"])
+        with pytest.raises(ValueError, match="legal_text"):
+            PublicationPolicy(legal_text=bad)  # type: ignore[arg-type]
+    for bad in (["clerk"], "judge"):
+        with pytest.raises(ValueError, match="keep_officials"):
+            PublicationPolicy(keep_officials=bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="keep_regions"):
+        PublicationPolicy(keep_regions="no")  # type: ignore[arg-type]
+    for bad in (-0.1, 1.5, True, "0.5"):
+        with pytest.raises(ValueError, match="propagate_threshold"):
+            PublicationPolicy(propagate_threshold=bad)  # type: ignore[arg-type]
+    assert PublicationPolicy(keep_officials=["counsel", "judge"]).kept_officials == ("judge", "counsel")
+    assert PublicationPolicy(keep_officials=["counsel"]).replaced_officials == ("judge", "prosecutor")
 
 
 JUDGMENT = """피 고 인 홍길동 (900101-1234568), 회사원
@@ -75,40 +89,40 @@ JUDGMENT = """피 고 인 홍길동 (900101-1234568), 회사원
 )  # fmt: skip
 def test_a_model_span_only_over_legal_text_or_a_kept_official_is_dropped(word: str) -> None:
     text = JUDGMENT.replace("판 결", "") + "\n판 결"
-    assert Protection().filter(text, [span(word, text=text)]) == []
-    assert Protection(legal=False, kept_officials=()).filter(text, [span(word, text=text)]) == [span(word, text=text)]
+    assert protection().filter(text, [span(word, text=text)]) == []
+    assert protection(legal_text=False, keep_officials=[]).filter(text, [span(word, text=text)]) == [span(word, text=text)]
 
 
 def test_a_span_partly_over_legal_text_is_trimmed_only_where_that_is_safe() -> None:
-    protection = Protection()
-    trimmed = protection.filter(JUDGMENT, [span("등록기준지 충남", label="주소", text=JUDGMENT)])
+    kept = protection()
+    trimmed = kept.filter(JUDGMENT, [span("등록기준지 충남", label="주소", text=JUDGMENT)])
     assert texts(trimmed, JUDGMENT) == ["충남"]  # a field label before the entity
     address = span("등록기준지 충남 논산시 연무읍 동산리 12", label="주소", text=JUDGMENT)
-    published = Protection(regions=True).filter(JUDGMENT, [address])
+    published = protection(keep_regions=True).filter(JUDGMENT, [address])
     assert texts(published, JUDGMENT) == ["연무읍 동산리 12"]  # and the published levels, where kept
-    trimmed = protection.filter(JUDGMENT, [span("피고인 홍길동", text=JUDGMENT)])
+    trimmed = kept.filter(JUDGMENT, [span("피고인 홍길동", text=JUDGMENT)])
     assert texts(trimmed, JUDGMENT) == ["홍길동"]
     court = "서울중앙지방법원 2024고단3187"
-    assert protection.filter(JUDGMENT, [span(court, text=JUDGMENT)]) == []
+    assert kept.filter(JUDGMENT, [span(court, text=JUDGMENT)]) == []
     firm = "서울 새솔아파트 입주자대표회의와"  # a term after the entity may be part of its name: kept whole
-    assert protection.filter(firm, [span("새솔아파트 입주자대표회의", text=firm)]) == [span("새솔아파트 입주자대표회의", text=firm)]
+    assert kept.filter(firm, [span("새솔아파트 입주자대표회의", text=firm)]) == [span("새솔아파트 입주자대표회의", text=firm)]
     inside = "원고건설 주식회사와 원고은은 만났다."  # legal text inside a word, or a particle that does not agree
     spans = [span("원고건설", text=inside), span("원고은", text=inside)]
-    assert protection.filter(inside, spans) == spans
+    assert kept.filter(inside, spans) == spans
     recognizer = span("2024고단3187", "my_recognizer", text=JUDGMENT)
-    assert protection.filter(JUDGMENT, [recognizer]) == [recognizer]
+    assert kept.filter(JUDGMENT, [recognizer]) == [recognizer]
 
 
 def test_the_plural_of_a_term_is_legal_text_too() -> None:
     text = "피신청인들은 원고들에게 지급하라. 원고들 김철수, 원고김들은 만났다."
     for word in ("피신청인들은", "청인들", "원고들에게", "원고들"):
-        assert Protection().filter(text, [span(word, text=text)]) == [], word
-    assert texts(Protection().filter(text, [span("원고들 김철수", text=text)]), text) == ["김철수"]
-    assert Protection().filter(text, [span("원고김들은", text=text)]) == [span("원고김들은", text=text)]
+        assert protection().filter(text, [span(word, text=text)]) == [], word
+    assert texts(protection().filter(text, [span("원고들 김철수", text=text)]), text) == ["김철수"]
+    assert protection().filter(text, [span("원고김들은", text=text)]) == [span("원고김들은", text=text)]
 
 
 def test_officials_kept_by_role() -> None:
-    only_judges = Protection(legal=False, kept_officials=["judge"])
+    only_judges = protection(legal_text=False, keep_officials=["judge"])
     spans = [span(name, text=JUDGMENT) for name in ("오현석", "윤서진", "곽윤재", "홍길동")]
     assert texts(only_judges.filter(JUDGMENT, spans), JUDGMENT) == ["윤서진", "곽윤재", "홍길동"]
 
@@ -123,16 +137,16 @@ class _FixedSpans(Deidentifier):
 
 
 def test_the_pipeline_keeps_protected_text_and_still_replaces_identifiers() -> None:
-    plain = _FixedSpans(recognizers=None, legal_text=False)(TEXT).text
+    plain = _FixedSpans(recognizers=None, policy=PublicationPolicy(legal_text=False))(TEXT).text
     assert "KTX" not in plain and "CCTV" not in plain
-    protected = _FixedSpans(recognizers=None, protected_words=True)(TEXT)
+    protected = _FixedSpans(recognizers=None, policy=PublicationPolicy(protected_words=True))(TEXT)
     assert "KTX 역 CCTV를" in protected.text
     assert "홍길동" not in protected.text and "010-1234-5678" not in protected.text  # model and recognizer spans
-    assert PipelineOptions(protected_words=["KTX"]).build().protection.words == frozenset({"KTX"})
+    assert PipelineOptions().build(PublicationPolicy(protected_words=["KTX"])).policy.protected == frozenset({"KTX"})
     judgment = _FixedSpans(recognizers=None)(JUDGMENT).text
     assert "원심은" in judgment and "형법 제62조의2" in judgment and "판사 오현석" in judgment
     assert "홍길동" not in judgment and "900101-1234568" not in judgment
-    assert "원심" not in _FixedSpans(recognizers=None, legal_text=False)(JUDGMENT).text
+    assert "원심" not in _FixedSpans(recognizers=None, policy=PublicationPolicy(legal_text=False))(JUDGMENT).text
 
 
 def test_no_path_of_the_pipeline_spreads_a_model_span_into_legal_text() -> None:
@@ -148,15 +162,15 @@ def test_no_path_of_the_pipeline_spreads_a_model_span_into_legal_text() -> None:
 
 
 def test_officials_of_the_roles_not_kept_are_replaced_whatever_the_model_says() -> None:
-    result = Deidentifier(recognizers=[], keep_officials=["counsel"])(JUDGMENT)
+    result = Deidentifier(recognizers=[], policy=PublicationPolicy(keep_officials=["counsel"]))(JUDGMENT)
     assert "오현석" not in result.text and "윤서진" not in result.text and "한지오" not in result.text
     assert "곽윤재" in result.text and "새솔" in result.text
     assert {s.source for s in result.spans} == {"officials"} and {s.label for s in result.spans} == {"내국인이름"}
-    counsel = Deidentifier(recognizers=[], keep_officials=[])(JUDGMENT)
+    counsel = Deidentifier(recognizers=[], policy=PublicationPolicy(keep_officials=[]))(JUDGMENT)
     assert "곽윤재" not in counsel.text and "새솔" not in counsel.text
     assert {s.label for s in counsel.spans if s.text == "새솔"} == {"법무법인"}
     with pytest.raises(ValueError, match="keep_officials"):
-        Deidentifier(recognizers=[], keep_officials="judge")  # type: ignore[arg-type]
+        PublicationPolicy(keep_officials="judge")  # type: ignore[arg-type]
 
 
 def test_the_policy_is_an_option_of_the_command_line(tmp_path) -> None:
@@ -194,12 +208,12 @@ def test_the_upper_levels_of_an_address_stay_where_the_policy_keeps_them() -> No
     spans = [span(address, label="구아래주소", text=text), span(city, label="구아래주소", text=text)]
     kept = Deidentifier(recognizers=[]).apply(text, spans)  # by default
     assert kept.text == "피고는 서울 마포구 A에 살며 화성시에서 일한다. 서울 마포구 A는 그의 집이다."
-    replaced = Deidentifier(recognizers=[], keep_regions=False).apply(text, spans)
+    replaced = Deidentifier(recognizers=[], policy=PublicationPolicy(keep_regions=False)).apply(text, spans)
     assert replaced.text == "피고는 A에 살며 B에서 일한다. A는 그의 집이다."
     recognized = span("서울 마포구 월드컵로 12", "my_recognizer", "구아래주소", text)
     kept_recognized = Deidentifier(recognizers=[]).apply(text, [recognized])
     assert kept_recognized.text.startswith("피고는 A에 살며")  # a recognizer's span is never trimmed
     assert PipelineOptions().build().protection.regions is True
-    assert PipelineOptions(keep_regions=False).build().protection.regions is False
+    assert PipelineOptions().build(PublicationPolicy(keep_regions=False)).protection.regions is False
     with pytest.raises(ValueError, match="keep_regions"):
-        Deidentifier(recognizers=[], keep_regions="no")  # type: ignore[arg-type]
+        PublicationPolicy(keep_regions="no")  # type: ignore[arg-type]

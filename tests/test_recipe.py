@@ -9,13 +9,13 @@ import pytest
 import torch
 from lightning.pytorch import LightningDataModule
 
-from thunder.checkpoint import stored_recipe
 from thunder.commands.evaluate import RecipeOptions
 from thunder.data import DEMO_CORPUS, DeIdDataModule, MLMDataModule, Recipe
-from thunder.gold import load_documents
-from thunder.mentions import DEMO_MENTIONS
+from thunder.evaluation.gold import load_documents
+from thunder.model.loader import Artefact
+from thunder.synthesis.mentions import DEMO_MENTIONS
 
-NAMES = {"내국인이름": {"class_path": "thunder.names.PersonNames", "init_args": {"any_syllable": 0.2}}}
+NAMES = {"내국인이름": {"class_path": "thunder.synthesis.names.PersonNames", "init_args": {"any_syllable": 0.2}}}
 
 
 @pytest.mark.parametrize("seed", [0, 2])
@@ -61,10 +61,10 @@ def test_a_checkpoint_naming_thunder_data_DeIdDataModule_still_loads(tmp_path: P
     torch.save(checkpoint, tmp_path / "old.ckpt")
     loaded = LightningDataModule.load_from_checkpoint(tmp_path / "old.ckpt")
     assert isinstance(loaded, DeIdDataModule) and loaded.recipe == saved.recipe
-    assert Recipe.from_dict(stored_recipe(tmp_path / "old.ckpt")) == saved.recipe.replace(root=str(Path.cwd()))
+    assert Recipe.from_dict(Artefact.open(tmp_path / "old.ckpt").recipe()) == saved.recipe.replace(root=str(Path.cwd()))
     del checkpoint["DeIdDataModule"]["recipe"]  # written before recipes were stored
     torch.save(checkpoint, tmp_path / "older.ckpt")
-    assert stored_recipe(tmp_path / "older.ckpt") is None
+    assert Artefact.open(tmp_path / "older.ckpt").recipe() is None
 
 
 def _training_run(root: Path) -> Path:

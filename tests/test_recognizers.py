@@ -6,9 +6,9 @@ import re
 
 import pytest
 
+from thunder.deid.recognizers.registry import RECOGNIZERS, PatternRecognizer, load_recognizers, recognize
 from thunder.identifiers import resident_registration_number as rrn
 from thunder.identifiers.card_number import luhn_valid
-from thunder.recognizers import RECOGNIZERS, PatternRecognizer, load_recognizers, recognize
 
 
 def found(text: str, name: str | None = None) -> list[tuple[str, str, float]]:
@@ -176,3 +176,13 @@ def test_plugins_by_path_dict_and_instance() -> None:
     assert {type(r).name for r in load_recognizers()} == set(RECOGNIZERS)
     with pytest.raises(ValueError, match="unknown recognizer"):
         load_recognizers(["no_such_recognizer"])
+
+
+def test_part_paths_written_before_the_folders_still_load() -> None:
+    """A recipe stored by an earlier Thunder names ``thunder.names.PersonNames``; it loads from where it is now."""
+    from thunder.plugins import import_class
+    from thunder.synthesis.names import PersonNames
+
+    assert import_class("thunder.names.PersonNames", object, "generator", ()) is PersonNames
+    (recognizer,) = load_recognizers(["thunder.masked_name.MaskedNameRecognizer"])
+    assert type(recognizer).__module__ == "thunder.deid.recognizers.masked_name"

@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from thunder.annotation import iter_corpus
-from thunder.checkpoint import load_tokenizer
-from thunder.decoding import token_spans
-from thunder.release import (
+from thunder.documents.annotation import iter_corpus
+from thunder.language.release_tokenizer import load_tokenizer
+from thunder.model.decoding import token_spans
+from thunder.model.release import (
     RELEASE_ALIASES,
     MappedLabelSet,
     ReleaseTokenizer,
@@ -240,8 +240,8 @@ TEXT = "피고인 홍길동은 2021. 3. 4. 서울 서초구 반포대로 101호�
 def test_release_directory_loads_directly_and_converted_alike(release_dir, tmp_path) -> None:
     from transformers import AutoModelForTokenClassification
 
-    from thunder.checkpoint import load_exported
     from thunder.cli import main
+    from thunder.model.loader import Artefact
 
     assert is_release_dir(release_dir)
     raw = AutoModelForTokenClassification.from_pretrained(release_dir).eval()
@@ -259,7 +259,7 @@ def test_release_directory_loads_directly_and_converted_alike(release_dir, tmp_p
     assert not is_release_dir(out)
     info = json.loads((out / "thunder.json").read_text(encoding="utf-8"))
     assert info["label_set"]["kind"] == "mapped" and info["converted_from"]["labels"] == 595
-    loaded, loaded_tokenizer, loaded_set, _ = load_exported(out)
+    loaded, loaded_tokenizer, loaded_set, _ = Artefact.open(out).classifier()[:4]
     assert type(loaded_tokenizer) is ReleaseTokenizer and loaded_set.names == label_set.names
     with torch.no_grad():
         assert torch.equal(loaded(input_ids=ids).logits, after)
@@ -269,7 +269,7 @@ def test_release_directory_loads_directly_and_converted_alike(release_dir, tmp_p
 
 def test_deid_and_evaluate_run_on_release_and_converted_models(release_dir, tmp_path) -> None:
     from thunder.cli import main
-    from thunder.deid import Deidentifier
+    from thunder.deid.pipeline import Deidentifier
 
     out = tmp_path / "converted"
     main(["import", "--model", str(release_dir), "--out", str(out)])
@@ -296,10 +296,10 @@ def test_deid_and_evaluate_run_on_release_and_converted_models(release_dir, tmp_
 def test_fine_tuning_starts_from_a_converted_model(release_dir, tmp_path) -> None:
     from lightning.pytorch import Trainer
 
-    from thunder.checkpoint import load_exported
     from thunder.cli import main
     from thunder.data import DeIdDataModule
-    from thunder.models import TokenClassifier
+    from thunder.model.loader import Artefact
+    from thunder.model.modules import TokenClassifier
 
     out = tmp_path / "converted"
     main(["import", "--model", str(release_dir), "--out", str(out)])
@@ -312,5 +312,5 @@ def test_fine_tuning_starts_from_a_converted_model(release_dir, tmp_path) -> Non
     assert module.model.config.num_labels == len(data.label_set)
     assert module.model.deberta.embeddings.word_embeddings.weight.shape[0] == 32000
     trainer.save_checkpoint(tmp_path / "tuned.ckpt")
-    _, tokenizer, label_set, _ = load_exported(tmp_path / "tuned.ckpt")  # the release tokenizer travels along
+    _, tokenizer, label_set, _ = Artefact.open(tmp_path / "tuned.ckpt").classifier()[:4]  # the release tokenizer travels along
     assert type(tokenizer) is ReleaseTokenizer and label_set.names == data.label_set.names

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from thunder.bodies import span_labels
-from thunder.deid import Deidentifier
-from thunder.recognizers import ScoredSpan
-from thunder.serve import create_app, running
-from thunder.triage import Triage
+from thunder.deid.pipeline import Deidentifier
+from thunder.deid.recognizers.registry import ScoredSpan
+from thunder.deid.triage import Triage
+from thunder.service.app import create_app, running
+from thunder.service.bodies import span_labels
 
 CHROMIUM = Path("/usr/bin/chromium")
 DEMO = Path(__file__).resolve().parents[1] / "configs" / "demo.yaml"
@@ -187,7 +187,7 @@ def test_highlights_render_and_review_round_trip(page, tmp_path: Path) -> None:
     assert record["text"] == TEXT
     assert record["spans"] == [[s.start, s.end, s.label] for s in expected.spans]
     assert record["rejected"] == [[TEXT.index("010"), TEXT.index("010") + 13, "전화번호"]]
-    from thunder.gold import read_gold
+    from thunder.evaluation.gold import read_gold
     from thunder.taxonomy import Taxonomy
 
     (document,) = read_gold(gold, Taxonomy.load())

@@ -1,4 +1,4 @@
-"""Reviewed judgments as training data (thunder.reviewed, the data module's ``reviewed`` source)."""
+"""Reviewed judgments as training data (thunder.documents.reviewed, the data module's ``reviewed`` source)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from thunder.data import DeIdDataModule, Filler, Recipe
-from thunder.reviewed import ReviewError, read_records, read_reviewed, shape
+from thunder.documents.reviewed import ReviewError, read_records, read_reviewed, shape
 
 NAME, PHONE, BANK = "탁옥순", "010-3141-5926", "무지개은행"
 TEXT = f"피고인 {NAME}은 {BANK} 계좌로 송금한 뒤 {PHONE}로 전화하였다. {NAME}의 진술은 믿기 어렵다."

@@ -33,11 +33,11 @@ from test_deid import FILLER, build_tiny_model, write_tiny_export  # noqa: E402
 from test_release import release_dir  # noqa: E402, F401 - the fixture: a small model in the SNU release layout
 
 from thunder.cli import main  # noqa: E402
-from thunder.deid import Deidentifier  # noqa: E402
-from thunder.mapping import Mapping, MappingKey, reidentify  # noqa: E402
-from thunder.serve import create_app, running, serve  # noqa: E402
+from thunder.deid.mapping import Mapping, MappingKey, reidentify  # noqa: E402
+from thunder.deid.pipeline import Deidentifier  # noqa: E402
+from thunder.deid.triage import TriageRule  # noqa: E402
+from thunder.service.app import create_app, running, serve  # noqa: E402
 from thunder.taxonomy import LabelSet, Taxonomy  # noqa: E402
-from thunder.triage import TriageRule  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SECRET_NAME = "홍비밀"
@@ -176,7 +176,7 @@ BAD_BODIES = [
     ("/v1/deid", b"{}", "text: Field required"),
     ("/v1/deid", b'{"text": 5}', "text: Input should be a valid string"),
     ("/v1/deid", b'{"text": "x", "operator": "shred"}', "operator: Input should be 'mask', 'placeholder', 'surrogate'"),
-    ("/v1/deid", b'{"text": "x", "operator": "thunder.operators.MaskOperator"}', "operator: Input should be"),
+    ("/v1/deid", b'{"text": "x", "operator": "thunder.deid.operators.MaskOperator"}', "operator: Input should be"),
     ("/v1/deid", b'{"text": "x", "threshold": 1.5}', "threshold: Input should be less than 1"),
     ("/v1/deid", b'{"text": "x", "threshold": true}', "threshold: Input should be a valid number"),
     ("/v1/deid", b'{"text": "x", "threshold": NaN}', "threshold: Input should be a finite number"),
@@ -288,7 +288,7 @@ def test_apply_endpoint_reapplies_reviewed_spans(service) -> None:
 
 @pytest.fixture(scope="module")
 def tiny_tokenizer():
-    from thunder.tokenizer import ThunderTokenizer
+    from thunder.language.tokenizer import ThunderTokenizer
 
     texts = [FILLER, "피고인 홍길동은 피해자 김철수에게 전화하였다.", "환자 김민수는 한빛의원에 내원하였다."] * 4
     return ThunderTokenizer.train(texts, vocab_size=400, min_frequency=1)
@@ -413,7 +413,7 @@ def test_logs_carry_sizes_and_timings_never_text_nor_paths(service, logs) -> Non
     logs.wait_for("GET /static/review.css 200")
     assert len([line for line in logs.lines if "GET <other> 404" in line]) >= 3
     line = next(line for line in reversed(logs.lines) if "POST /v1/deid 200" in line)
-    assert re.fullmatch(r"thunder\.serve INFO POST /v1/deid 200 in=\d+B out=\d+B \d+\.\dms", line)
+    assert re.fullmatch(r"thunder\.service INFO POST /v1/deid 200 in=\d+B out=\d+B \d+\.\dms", line)
     for secret in (SECRET_NAME, SECRET_PHONE, "900101-1234568", "%ED%99%8D", "hong.gildong"):  # %ED%99%8D: 홍
         assert secret not in logs.text
 

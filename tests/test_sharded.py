@@ -25,7 +25,7 @@ def _run(mode: str, workdir: Path) -> None:
     from lightning.pytorch.strategies import ModelParallelStrategy
     from torch.utils.data import DataLoader, DistributedSampler
 
-    from thunder.models import TokenClassifier
+    from thunder.model.modules import TokenClassifier
     from thunder.taxonomy import LabelSet, Taxonomy
 
     torch.set_num_threads(1)
@@ -131,18 +131,18 @@ def test_fsdp2_on_two_cpu_processes_resumes_and_matches_one_process(tmp_path: Pa
     import torch
     from transformers import AutoModelForTokenClassification
 
-    from thunder.checkpoint import is_sharded_checkpoint, read_pretrained
+    from thunder.model.loader import Artefact
 
     phase1 = _launch("phase1", tmp_path / "sharded")
     checkpoint = tmp_path / "sharded" / "ckpt" / "last.ckpt"
-    assert is_sharded_checkpoint(checkpoint) and len(list(checkpoint.glob("*.distcp"))) == 2
+    assert Artefact.open(checkpoint).format == "sharded" and len(list(checkpoint.glob("*.distcp"))) == 2
     resumed = _launch("resume", tmp_path / "sharded")
     single = _launch("single", tmp_path / "single")
     assert len(phase1) == 4 and len(resumed) == 4 and len(single) == STEPS
     assert phase1 + resumed == pytest.approx(single, abs=2e-3)
     assert single[-1] < single[0]
     # the sharded checkpoint loads as full weights in one process (export, init_from, de-identification)
-    config, state = read_pretrained(checkpoint)
+    config, state = Artefact.open(checkpoint).pretrained()
     model = AutoModelForTokenClassification.from_config(config)
     model.load_state_dict(state)
     with torch.no_grad():

@@ -1,4 +1,4 @@
-"""thunder.shards: corpus -> LitData token shards (thunder data prepare) -> masked blocks for MLMDataModule."""
+"""thunder.data.shards: corpus -> LitData token shards (thunder data prepare) -> masked blocks for MLMDataModule."""
 
 from __future__ import annotations
 
@@ -14,10 +14,8 @@ from litdata import StreamingDataLoader, StreamingDataset, TokensLoader
 from litdata.streaming.writer import BinaryWriter
 from litdata.utilities.env import _DistributedEnv
 
-from thunder.annotation import iter_corpus
-from thunder.corpus import iter_documents, plan
 from thunder.data import DEMO_CORPUS, DEMO_TOKENIZER, MLMDataModule, morpheme_groups
-from thunder.shards import (
+from thunder.data.shards import (
     CONTINUES,
     MaskedBlocks,
     PrepareOptions,
@@ -28,7 +26,9 @@ from thunder.shards import (
     read_manifest,
     tokenize_span,
 )
-from thunder.tokenizer import ThunderTokenizer
+from thunder.documents.annotation import iter_corpus
+from thunder.documents.corpus import iter_documents, plan
+from thunder.language.tokenizer import ThunderTokenizer
 
 VAL_FRACTION = 0.25
 
@@ -233,7 +233,7 @@ def test_fit_resumed_mid_epoch_sees_exactly_the_remaining_batches(prepared: Path
     from lightning.pytorch import Callback, Trainer
     from lightning.pytorch.callbacks import ModelCheckpoint
 
-    from thunder.models import MaskedLM
+    from thunder.model.modules import MaskedLM
 
     class Seen(Callback):
         def __init__(self) -> None:

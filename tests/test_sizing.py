@@ -1,4 +1,4 @@
-"""thunder.sizing: model FLOPs per token against torch's FLOP counter; memory estimates."""
+"""thunder.model.sizing: model FLOPs per token against torch's FLOP counter; memory estimates."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from thunder.models import AUTO_CLASSES, backbone_config
-from thunder.sizing import GIB, forward_flops_per_token, train_flops_per_token, training_memory
+from thunder.model.backbones import backbone_config
+from thunder.model.loader import AUTO_CLASSES
+from thunder.model.sizing import GIB, forward_flops_per_token, train_flops_per_token, training_memory
 
 SMALL = {"hidden_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 512,
          "vocab_size": 3000, "position_buckets": 64}  # fmt: skip

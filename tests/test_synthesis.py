@@ -10,11 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from thunder.annotation import AnnotatedDocument, iter_corpus, parse_annotated
+from thunder.documents.annotation import AnnotatedDocument, iter_corpus, parse_annotated
 from thunder.identifiers.bank_account_number import BANK_ACCOUNT_FORMATS
-from thunder.mentions import DEMO_MENTIONS, GENERATORS, ListSource, MentionBank
-from thunder.particles import agrees, fix_particle
-from thunder.synthesis import (
+from thunder.language.particles import agrees, fix_particle
+from thunder.synthesis.mentions import DEMO_MENTIONS, GENERATORS, ListSource, MentionBank
+from thunder.synthesis.synthesizer import (
     SynthesisError,
     SynthesizedDocument,
     Synthesizer,
@@ -298,7 +298,7 @@ def test_shared_corpus(shared_corpus: Path) -> None:
 
 def test_leftovers_finds_surviving_placeholder_text() -> None:
     source = doc("피해자 <<<내국인이름>>>A<<</내국인이름>>>에게 <<<계좌번호>>>계좌번호 1 생략<<</계좌번호>>>")
-    from thunder.synthesis import EntitySpan
+    from thunder.synthesis.synthesizer import EntitySpan
 
     bad = SynthesizedDocument(
         "doc", "피해자 A에게 계좌번호 1 생략 <<<x>>>", (EntitySpan(4, 5, "내국인이름", "A"), EntitySpan(8, 17, "계좌번호", "계좌번호 1 생략"))
@@ -312,9 +312,9 @@ def test_leftovers_finds_surviving_placeholder_text() -> None:
 
 _SCRIPT = """
 import sys
-from thunder.annotation import parse_annotated
-from thunder.mentions import DEMO_MENTIONS, MentionBank
-from thunder.synthesis import Synthesizer
+from thunder.documents.annotation import parse_annotated
+from thunder.synthesis.mentions import DEMO_MENTIONS, MentionBank
+from thunder.synthesis.synthesizer import Synthesizer
 from thunder.taxonomy import Taxonomy
 taxonomy = Taxonomy.load()
 synthesizer = Synthesizer(taxonomy, MentionBank.from_dirs(taxonomy, [DEMO_MENTIONS]), seed=11)

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from thunder.annotation import iter_corpus, read_source, scan_tags
-from thunder.decoding import token_spans
+from thunder.commands.taxonomy import check_command, show_command
+from thunder.documents.annotation import iter_corpus, read_source, scan_tags
+from thunder.model.decoding import token_spans
 from thunder.taxonomy import (
     EntityInfo,
     LabelSet,
@@ -18,7 +19,6 @@ from thunder.taxonomy import (
     TaxonomyError,
     UnknownTagError,
 )
-from thunder.commands.taxonomy import check_command, show_command
 
 REPO = Path(__file__).resolve().parents[1]
 MEDICAL = REPO / "configs" / "taxonomies" / "medical_records.yaml"
@@ -164,7 +164,7 @@ def test_default_taxonomy(default: Taxonomy) -> None:
     direct = {"내국인이름", "주민등록번호", "전화번호", "계좌번호", "신용카드번호", "이메일주소", "구아래주소", "차량번호", "아이디"}
     assert all(default.labels[name].tier1 == "direct" for name in direct)
     assert all(default.labels[name].tier1 == "quasi" for name in ("주식회사", "모텔", "은행", "지하철역"))
-    from thunder.mentions import GENERATORS
+    from thunder.synthesis.mentions import GENERATORS
 
     generators = {label.source.split(":", 1)[1] for label in default.labels.values() if label.source != "list"}
     from thunder.identifiers import CATALOGUE

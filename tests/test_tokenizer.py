@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from thunder.commands.tokenizer import train_command
-from thunder.morphemes import morpheme_pieces, morpheme_split
-from thunder.tokenizer import SPECIAL_TOKENS, ThunderTokenizer, window_ranges
+from thunder.language.morphemes import morpheme_pieces, morpheme_split
+from thunder.language.tokenizer import SPECIAL_TOKENS, ThunderTokenizer, window_ranges
 
 SENTENCES = [
     "피고인 홍길동이 2021. 3. 4. 서울중앙지방법원에서 징역 1년을 선고받았다.",
@@ -109,7 +109,7 @@ def test_inflected_forms_stay_whole_when_their_parts_do_not_spell_the_surface() 
 def test_unexpected_mecab_output_falls_back_to_an_exact_partition(
     tokenizer: ThunderTokenizer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import thunder.morphemes as module
+    import thunder.language.morphemes as module
 
     real = module._parse
 
@@ -149,7 +149,7 @@ def test_rare_characters_are_never_unknown(tokenizer: ThunderTokenizer) -> None:
 def test_piece_cache_is_bounded_and_gives_the_same_ids(
     tokenizer: ThunderTokenizer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import thunder.tokenizer as module
+    import thunder.language.tokenizer as module
 
     expected = [tokenizer.encode(text) for text in SENTENCES]
     monkeypatch.setattr(module, "CACHE_SIZE", 8)
@@ -180,7 +180,7 @@ def test_batch_alignment_equals_one_document_at_a_time(tokenizer: ThunderTokeniz
 def test_one_unexpected_document_does_not_change_the_others(
     tokenizer: ThunderTokenizer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import thunder.morphemes as module
+    import thunder.language.morphemes as module
 
     expected = [tokenizer.encode(text) for text in SENTENCES]
     real = module._parse
@@ -239,9 +239,9 @@ def test_loading_warns_when_mecab_versions_differ(tokenizer: ThunderTokenizer, t
 
 
 def test_the_format_is_dispatched_in_one_place(tokenizer: ThunderTokenizer, tmp_path: Path) -> None:
-    """``thunder.checkpoint.load_tokenizer`` picks the class a saved tokenizer's format names; a class loads only its
+    """``thunder.language.release_tokenizer.load_tokenizer`` picks the class a saved tokenizer's format names; a class loads only its
     own format."""
-    from thunder.checkpoint import load_tokenizer
+    from thunder.language.release_tokenizer import load_tokenizer
 
     tokenizer.save_pretrained(tmp_path)
     assert type(load_tokenizer(tmp_path)) is ThunderTokenizer
@@ -249,7 +249,7 @@ def test_the_format_is_dispatched_in_one_place(tokenizer: ThunderTokenizer, tmp_
     info_path.write_text(json.dumps({**json.loads(info_path.read_text(encoding="utf-8")), "format": "other/1"}))
     with pytest.raises(ValueError, match="unsupported tokenizer format 'other/1'"):
         load_tokenizer(tmp_path)
-    with pytest.raises(ValueError, match="format 'other/1'.*thunder.checkpoint.load_tokenizer"):
+    with pytest.raises(ValueError, match="format 'other/1'.*thunder.language.release_tokenizer.load_tokenizer"):
         ThunderTokenizer.from_pretrained(tmp_path)
 
 

@@ -6,8 +6,8 @@ import random
 from collections.abc import Iterator
 from pathlib import Path
 
-from thunder.corpus import iter_documents
-from thunder.tokenizer import ThunderTokenizer
+from thunder.documents.corpus import iter_documents
+from thunder.language.tokenizer import ThunderTokenizer
 
 
 def generated_corpus(words: int = 40_000, repeats: int = 3, seed: int = 0) -> Iterator[str]:

@@ -12,13 +12,15 @@ import pytest
 import torch
 from test_deid import FILLER, NAME, KeywordModel, label_set, spans_of, tokenizer  # noqa: F401 (shared fixtures)
 
-from thunder import evaluate as ev
 from thunder.cli import main
-from thunder.deid import Deidentifier, TokenPredictions
-from thunder.recognizers import ScoredSpan
-from thunder.synthesis import EntitySpan, SynthesizedDocument
+from thunder.deid.pipeline import Deidentifier, TokenPredictions
+from thunder.deid.policy import PublicationPolicy
+from thunder.deid.recognizers.registry import ScoredSpan
+from thunder.deid.triage import PARTIAL_SUFFIX, ReviewQueue, Triage, TriagedResult, TriageRule, merge_marks
+from thunder.evaluation import evaluate as ev
+from thunder.model.decoding import OperatingPoint
+from thunder.synthesis.synthesizer import EntitySpan, SynthesizedDocument
 from thunder.taxonomy import LabelSet, Taxonomy
-from thunder.triage import PARTIAL_SUFFIX, ReviewQueue, Triage, TriagedResult, TriageRule, merge_marks
 
 ADDRESS = "주소"
 
@@ -27,7 +29,7 @@ def triaged(
     text: str, spans: list[ScoredSpan], rule: TriageRule | None = None, keep_regions: bool = True
 ) -> TriagedResult:
     """The triage of ``spans`` replaced in ``text`` (no model)."""
-    deid = Deidentifier(recognizers=[], keep_regions=keep_regions)
+    deid = Deidentifier(recognizers=[], policy=PublicationPolicy(keep_regions=keep_regions))
     return Triage(deid, rule).triage(text, TokenPredictions([]), deid.apply(text, spans))
 
 
@@ -77,7 +79,7 @@ def test_a_name_left_in_near_the_threshold_is_a_possible_miss(uncertain, tokeniz
     assert Triage(deid, TriageRule(near_margin=0.5))(text).suggestions == ()  # floor 0.38 > 0.3
     assert Triage(deid, TriageRule(near_margin=0))(text).suggestions == ()
     # replaced at a lower threshold: then nothing is left to suggest
-    low = Deidentifier(model, tokenizer, label_set, recognizers=[], threshold=0.25)
+    low = Deidentifier(model, tokenizer, label_set, recognizers=[], operating_point=OperatingPoint(0.25))
     result = Triage(low)(text)
     assert result.text == low(text).text == text.replace("홍길동은", "A는") and result.suggestions == ()
 

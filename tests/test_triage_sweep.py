@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from thunder.decoding import TokenPredictions
+from thunder.model.decoding import TokenPredictions
 
 TOOLS = Path(__file__).resolve().parents[1] / "tools"
 sys.path.insert(0, str(TOOLS))  # the tools import their shared helpers as scripts do

@@ -15,9 +15,10 @@ from lightning.pytorch.loggers import TensorBoardLogger
 
 from thunder.commands.evaluate import RecipeOptions, evaluate_command
 from thunder.data import DeIdDataModule, MLMDataModule, Recipe
-from thunder.deid import PipelineOptions
-from thunder.gold import load_documents
-from thunder.mentions import (
+from thunder.deid.pipeline import PipelineOptions
+from thunder.evaluation.gold import load_documents
+from thunder.model.modules import TokenClassifier
+from thunder.synthesis.mentions import (
     DEMO_MENTIONS,
     GENERATORS,
     ListSource,
@@ -26,8 +27,7 @@ from thunder.mentions import (
     held_out,
     load_mention_lists,
 )
-from thunder.models import TokenClassifier
-from thunder.names import PersonNames
+from thunder.synthesis.names import PersonNames
 
 HOLDOUT = 0.3
 
@@ -65,7 +65,7 @@ def test_bank_parts_are_disjoint_and_the_held_back_part_uses_the_unseen_name_fam
     assert checked >= 10
     assert train.source("내국인이름") is GENERATORS["korean_name"]
     assert isinstance(test.source("내국인이름"), PersonNames) and test.source("내국인이름").family == "unseen"
-    broad = MentionBank.from_dirs(taxonomy, [DEMO_MENTIONS], generators={"내국인이름": "thunder.names.PersonNames"},
+    broad = MentionBank.from_dirs(taxonomy, [DEMO_MENTIONS], generators={"내국인이름": "thunder.synthesis.names.PersonNames"},
                                   holdout=HOLDOUT, part="heldout")  # fmt: skip
     assert broad.source("내국인이름").family == "unseen"  # whatever name family training used
     with pytest.raises(ValueError, match="holdout share > 0"):

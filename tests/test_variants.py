@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from thunder.deid.recognizers.registry import load_recognizers, recognize
 from thunder.identifiers import CATALOGUE
 from thunder.identifiers.context import MentionContext
 from thunder.identifiers.normalize import DASHES, INVISIBLE, normal_view
-from thunder.recognizers import load_recognizers, recognize
 
 ALL = load_recognizers()
 RECOGNIZED = sorted(name for name, identifier in CATALOGUE.items() if identifier.recognizer)

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from thunder.data import Filler, Recipe
-from thunder.particles import agrees
-from thunder.synthesis import EntitySpan, SynthesizedDocument
+from thunder.language.particles import agrees
+from thunder.synthesis.synthesizer import EntitySpan, SynthesizedDocument
+from thunder.synthesis.vocabulary import GENERAL_NOUNS_FILE, NounSubstitution, load_general_nouns
 from thunder.taxonomy import Taxonomy
-from thunder.vocabulary import GENERAL_NOUNS_FILE, NounSubstitution, load_general_nouns
 
 ROOT = Path(__file__).resolve().parents[1]
 TEXT = "피해자 홍길동은 사무실에서 주먹으로 얼굴을 때리고 가방과 지갑을 빼앗았다. 원심은 사실을 오인하였다."

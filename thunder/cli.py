@@ -68,11 +68,11 @@ class ThunderCLI(LightningCLI):
         except BaseException as error:
             if getattr(self, "subcommand", None) != "predict":
                 raise
-            from thunder.prediction import exit_status  # failed documents, refused inputs, Ctrl-C: exit codes
+            from thunder.runs.prediction import exit_status  # failed documents, refused inputs, Ctrl-C: exit codes
 
             raise SystemExit(exit_status(getattr(self, "trainer", None), error)) from None
         if self.subcommand == "predict":
-            from thunder.prediction import exit_status
+            from thunder.runs.prediction import exit_status
 
             if status := exit_status(self.trainer):
                 raise SystemExit(status)
@@ -83,7 +83,7 @@ class ThunderCLI(LightningCLI):
         try:
             super()._parse_ckpt_path()
         except Exception as error:
-            from thunder.checkpoint import unloadable
+            from thunder.model.loader import unloadable
 
             subcommand = self.config.get("subcommand")
             path = self.config[subcommand].get("ckpt_path")
@@ -100,8 +100,8 @@ class ThunderCLI(LightningCLI):
 
     def instantiate_trainer(self, **kwargs) -> Trainer:
         """Lightning's Trainer; where standard output is not a terminal (a job's log file), progress is printed as
-        whole lines (:class:`thunder.progress.LineProgressBar`) instead of a bar redrawn in place."""
-        from thunder.progress import LineProgressBar, needs_line_progress
+        whole lines (:class:`thunder.model.progress.LineProgressBar`) instead of a bar redrawn in place."""
+        from thunder.model.progress import LineProgressBar, needs_line_progress
 
         trainer_config = self._get(self.config_init, "trainer", default={})
         callbacks = kwargs.get("callbacks", trainer_config.get("callbacks")) or []
@@ -115,6 +115,7 @@ class ThunderCLI(LightningCLI):
         ends the command with one line and exit code 2, before the Trainer creates any directory."""
         try:
             super().instantiate_classes()
+            self._connect_base_model()
         except (OSError, ValueError, LookupError) as error:
             cause: BaseException = error
             while cause.__cause__ is not None:  # jsonargparse wraps what the class raised
@@ -123,6 +124,17 @@ class ThunderCLI(LightningCLI):
                 raise
             sys.stderr.write(f"thunder {self.subcommand}: error: {cause}\n")
             raise SystemExit(2) from None
+
+
+    def _connect_base_model(self) -> None:
+        """A data module that labels for a trained classifier (``base_model``: adaptation) is handed that model's
+        tokenizer and label set; the data module never loads a model itself."""
+        base_model = getattr(self.datamodule, "base_model", None)
+        if base_model is not None:
+            from thunder.model.loader import Artefact
+
+            base = Artefact.open(base_model).classifier(weights=False)
+            self.datamodule.connect(base.tokenizer, base.label_set)
 
 
 def slow_precision_warning(precision: object, accelerator: object) -> str | None:
@@ -166,7 +178,7 @@ def _run_function(function: Callable, args: list[str], prog: str) -> None:
     """Parse ``args`` against ``function``'s signature and call it (its own ``config`` parameter included).
 
     A parameter named ``inputs`` is positional (``thunder deid --model M a.txt b/``); a parameter typed with a
-    dataclass (an option group shared by several commands, e.g. :class:`thunder.deid.PipelineOptions`) gives its
+    dataclass (an option group shared by several commands, e.g. :class:`thunder.deid.pipeline.PipelineOptions`) gives its
     fields as top-level options; all others are options.
     """
     import inspect
@@ -217,6 +229,13 @@ def _kinds(hint: object) -> set[object]:
     return {typing.get_origin(hint) or hint}
 
 
+def _choices(hint: object) -> list[object]:
+    """The values a ``Literal`` annotation allows (``Literal["a", "b"] | None`` -> ``["a", "b"]``)."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return [choice for arg in typing.get_args(hint) for choice in _choices(arg)]
+    return list(typing.get_args(hint)) if typing.get_origin(hint) is typing.Literal else []
+
+
 def _option_error(error: Exception, args: list[str], hints: dict[str, object]) -> str:
     """One line for an option the parser refused: ``--operators: invalid JSON (...)``, ``--threshold: not a number
     ('nan')``; other errors with their lines joined."""
@@ -226,6 +245,8 @@ def _option_error(error: Exception, args: list[str], hints: dict[str, object]) -
     name = found.group(1) if found else None
     given = _given(args, name) if name else None
     if name and given is not None:
+        if choices := _choices(hints.get(name)):
+            return f"--{name} must be one of {', '.join(map(str, choices))}, got {given!r}"
         kinds = _kinds(hints.get(name))
         if kinds & {dict, list}:
             try:

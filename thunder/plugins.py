@@ -1,7 +1,7 @@
 """User parts (recognizers, operators, generators) from a name, a ``module.Class`` path or ``{class_path, init_args}``.
 
-:func:`load_part` is the one loader behind :func:`thunder.recognizers.load_recognizers`,
-:func:`thunder.operators.load_operator` and :func:`thunder.mentions.load_generator`; every class is checked to be a
+:func:`load_part` is the one loader behind :func:`thunder.deid.recognizers.registry.load_recognizers`,
+:func:`thunder.deid.operators.load_operator` and :func:`thunder.synthesis.mentions.load_generator`; every class is checked to be a
 part of the right kind before it is built.
 """
 
@@ -13,9 +13,25 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 
+# Modules of parts that moved when ``thunder/`` became folders by concept: paths written before (a recipe stored in a
+# checkpoint or an export, a config) still load.
+MOVED_MODULES = {
+    "thunder.names": "thunder.synthesis.names",
+    "thunder.mentions": "thunder.synthesis.mentions",
+    "thunder.fills": "thunder.synthesis.fills",
+    "thunder.operators": "thunder.deid.operators",
+    "thunder.recognizers": "thunder.deid.recognizers.registry",
+    "thunder.masked_name": "thunder.deid.recognizers.masked_name",
+    "thunder.named_in_role": "thunder.deid.recognizers.named_in_role",
+    "thunder.named_in_table": "thunder.deid.recognizers.named_in_table",
+}
+
+
 def import_class(path: str, base: type, kind: str, known: Iterable[str]) -> type:
-    """The class at ``module.Class`` (or ``module:Class``), which must subclass ``base``; ``ValueError`` otherwise."""
+    """The class at ``module.Class`` (or ``module:Class``; a module of :data:`MOVED_MODULES` read where it is now),
+    which must subclass ``base``; ``ValueError`` otherwise."""
     module_name, _, attr = path.replace(":", ".").rpartition(".")
+    module_name = MOVED_MODULES.get(module_name, module_name)
     unknown = f"unknown {kind} {path!r}: not one of {sorted(known)}"
     if not module_name:
         raise ValueError(f"{unknown} and not a module.Class path")

@@ -29,6 +29,7 @@ import hashlib
 import json
 import re
 from dataclasses import asdict, dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -38,7 +39,7 @@ TIER1 = ("direct", "quasi")
 GRANULARITIES = ("binary", "category", "label")
 SCHEMES = ("IO", "BIO")
 BINARY_TYPE = "PII"
-DEFAULT_PATH = Path(__file__).parent / "resources" / "taxonomy" / "default.yaml"
+DEFAULT_PATH = Path(str(resources.files("thunder") / "resources" / "taxonomy" / "default.yaml"))
 ALIAS_FILE_NAME = "tag_aliases.json"
 _MAX_ALIAS_HOPS = 16
 _GENERATOR_SOURCE = re.compile(r"generator:[A-Za-z_][\w.:]*")
@@ -369,12 +370,12 @@ def _check_tier1(tier1: Any, where: str) -> None:
 
 
 def _check_source(source: Any, where: str) -> None:
-    # generator names are checked where generators are known (thunder.mentions.MentionBank)
+    # generator names are checked where generators are known (thunder.synthesis.mentions.MentionBank)
     if source == "list" or (isinstance(source, str) and _GENERATOR_SOURCE.fullmatch(source)):
         return
     raise TaxonomyError(
         f"{where}: source must be 'list' or 'generator:<name>' (a generator of thunder.identifiers or "
-        f"thunder.mentions, or a module.Class path); got {source!r}"
+        f"thunder.synthesis.mentions, or a module.Class path); got {source!r}"
     )
 
 
@@ -477,7 +478,7 @@ class LabelSet:
 
     def tag(self, tag_id: int) -> tuple[str, bool] | None:
         """The entity type of a tag id and whether the tag begins an entity (``B-``); ``None`` for ``O``.
-        Token spans are decoded by :func:`thunder.decoding.token_spans`."""
+        Token spans are decoded by :func:`thunder.model.decoding.token_spans`."""
         return self._tags[tag_id]
 
     def describe(self, entity_type: str) -> EntityInfo:
@@ -510,11 +511,18 @@ class LabelSet:
             spec = d.get("taxonomy_spec")
             taxonomy = Taxonomy.from_dict(spec, origin="stored taxonomy") if spec is not None else Taxonomy.load()
         try:
-            label_set = cls(taxonomy, d["granularity"], d["scheme"])
+            label_set = cls._rebuild(d, taxonomy)
         except KeyError as error:
             raise LabelSetMismatch(f"stored label set lacks {error.args[0]!r}: {dict(d)!r:.200}") from None
+        except ValueError as error:
+            raise LabelSetMismatch(f"stored label set does not fit {taxonomy.name!r}: {error}") from None
         label_set.check_compatible(d)
         return label_set
+
+    @classmethod
+    def _rebuild(cls, d: Mapping[str, Any], taxonomy: Taxonomy) -> "LabelSet":
+        """A label set of this class on ``taxonomy`` from the stored description ``d`` (its own fields)."""
+        return cls(taxonomy, d["granularity"], d["scheme"])
 
     def check_compatible(self, stored: Mapping[str, Any]) -> None:
         """Raise :class:`LabelSetMismatch` unless ``stored`` (from ``to_dict``) describes this label set."""

@@ -10,7 +10,7 @@ import argparse
 import time
 from pathlib import Path
 
-from thunder.annotation import AnnotationError, iter_corpus, parse_annotated
+from thunder.documents.annotation import AnnotationError, iter_corpus, parse_annotated
 
 SHAPES = {
     "three-bracket": "피해자 <<<내국인이름>>>A<<</내국인이름>>>는 ",

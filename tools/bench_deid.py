@@ -1,11 +1,11 @@
-"""Throughput, peak memory and spans of the de-identification pipeline (``thunder.deid.Deidentifier``), one
+"""Throughput, peak memory and spans of the de-identification pipeline (``thunder.deid.pipeline.Deidentifier``), one
 runtime beside another in the same run.
 
 For each model, every runtime de-identifies the same documents in turn, round after round (``--rounds``), so a
 change of load on a shared machine hits them alike; the figures are each runtime's best round, and its ratio to
 the first runtime's best round. Runtimes (``--runtimes``):
 
-* ``before``: PyTorch eager fp32 as the pipeline ran before ``thunder.inference`` (Mecab run again per document to
+* ``before``: PyTorch eager fp32 as the pipeline ran before ``thunder.model.inference`` (Mecab run again per document to
   widen spans);
 * ``torch``: PyTorch eager fp32 (Mecab once per document; windows batched in order of length);
 * ``bf16``: the same in bfloat16 autocast (CPUs with AVX512-BF16 or AMX);
@@ -27,7 +27,7 @@ documents got other spans than the first runtime's (with the largest difference 
 Without a model path, a randomly initialised DeBERTa-v3 token classifier of each ``--preset`` size is built, with a
 tokenizer trained on the benchmark documents (speed does not depend on training). Its classifier is biased towards
 "O" (P(O) about 0.98), so it finds no spans of its own and the spans replaced are those of the recognizers.
-Documents are the packaged demo judgments with their placeholders filled by ``thunder.synthesis`` (or ``--inputs``
+Documents are the packaged demo judgments with their placeholders filled by ``thunder.synthesis.synthesizer`` (or ``--inputs``
 text files).
 """
 
@@ -48,16 +48,16 @@ from pathlib import Path
 
 import torch
 
-from thunder.deid import Deidentifier
+from thunder.deid.pipeline import Deidentifier
 
 RUNTIMES = ("before", "torch", "bf16", "torch-int8", "compile", "onnx-fp32", "onnx-int8")
 
 
 def demo_documents() -> list[str]:
     """The packaged demo judgments, placeholders filled with demo mentions."""
-    from thunder.annotation import iter_corpus
-    from thunder.mentions import DEMO_MENTIONS, MentionBank
-    from thunder.synthesis import Synthesizer
+    from thunder.documents.annotation import iter_corpus
+    from thunder.synthesis.mentions import DEMO_MENTIONS, MentionBank
+    from thunder.synthesis.synthesizer import Synthesizer
     from thunder.taxonomy import Taxonomy
 
     root = Path(__file__).resolve().parents[1] / "thunder" / "resources" / "demo" / "annotated"
@@ -70,9 +70,9 @@ def random_model(preset: str, texts: list[str], max_length: int):
     """A randomly initialised token classifier of a preset size, with a tokenizer trained on ``texts``."""
     from transformers import AutoModelForTokenClassification
 
-    from thunder.models import PRESETS, apply_tokenizer, backbone_config
+    from thunder.language.tokenizer import ThunderTokenizer
+    from thunder.model.backbones import PRESETS, apply_tokenizer, backbone_config
     from thunder.taxonomy import LabelSet, Taxonomy
-    from thunder.tokenizer import ThunderTokenizer
 
     label_set = LabelSet(Taxonomy.load(), "label", "IO")
     tokenizer = ThunderTokenizer.train(texts, vocab_size=min(PRESETS[preset]["vocab_size"], 8000), min_frequency=2)
@@ -123,7 +123,7 @@ class Before(Deidentifier):
 
 def recorded_precision(path: str | Path | None) -> str | None:
     """The precision of the ONNX graph an export directory records, if any."""
-    from thunder.checkpoint import EXPORT_FILE, read_export_info
+    from thunder.model.loader import EXPORT_FILE, read_export_info
 
     if path is None or not (Path(path) / EXPORT_FILE).is_file():
         return None
@@ -133,8 +133,7 @@ def recorded_precision(path: str | Path | None) -> str | None:
 def build_runtimes(names: list[str], model, tokenizer, label_set, work: Path, device: str, source=None) -> dict:
     """``{name: (Deidentifier, MiB added by loading it, autocast context)}``; an ONNX runtime uses the graph of the
     export directory ``source`` when it records one of that precision, else exports the model."""
-    from thunder.checkpoint import write_export
-    from thunder.inference import write_onnx
+    from thunder.model.export import write_export, write_onnx
 
     built = {}
     for name in names:
@@ -172,7 +171,8 @@ def replaced(result) -> tuple:
 def stage_times(deid: Deidentifier, context, docs: list[str], batch_size: int) -> dict[str, float]:
     """Milliseconds per document in each step of ``Deidentifier.deidentify_batch``: Mecab + BPE, cutting windows,
     the model (padding, runtime, tags), merging windows, and ``finish`` (model spans, recognizers, replacement)."""
-    from thunder.deid import merge_windows
+    from thunder.model.decoding import merge_windows
+    from thunder.model.inference import forward_windows
 
     totals = dict.fromkeys(("tokenize", "windows", "model", "merge", "finish"), 0.0)
     for first in range(0, len(docs), batch_size):
@@ -183,7 +183,7 @@ def stage_times(deid: Deidentifier, context, docs: list[str], batch_size: int) -
         windows = deid.tokenizer.windows_of(encodings, deid.max_length, deid.stride)
         marks.append(time.perf_counter())
         with context():
-            outputs = deid.forward_windows(windows)
+            outputs = forward_windows(deid.runtime, windows, deid.batch_size, deid.operating_point, deid.tokenizer.pad)
         marks.append(time.perf_counter())
         predictions = merge_windows(len(texts), windows, outputs)
         for prediction, encoding in zip(predictions, encodings):
@@ -245,7 +245,7 @@ def memory(args: argparse.Namespace, work: Path, model, tokenizer, label_set) ->
     """Each runtime's peak RSS in a fresh process: loading the model as ``thunder deid`` would, and one pass."""
     import subprocess
 
-    from thunder.checkpoint import write_export
+    from thunder.model.export import write_export
 
     plain = write_export(work / "plain", model, tokenizer, label_set, "token-classification")
     peaks = []
@@ -261,13 +261,13 @@ def memory(args: argparse.Namespace, work: Path, model, tokenizer, label_set) ->
 
 
 def memory_child(name: str, export: Path, docs: list[str], args: argparse.Namespace) -> None:
-    from thunder.checkpoint import load_exported
+    from thunder.model.loader import Artefact
 
     if name.startswith("onnx-"):
         deid = Deidentifier.from_pretrained(export, runtime="onnx")
         context = nullcontext
     else:
-        deid, _, context = build_runtimes([name], *load_exported(export)[:3], export, args.device)[name]
+        deid, _, context = build_runtimes([name], *Artefact.open(export).classifier()[:3], export, args.device)[name]
     deid.max_length, deid.stride, deid.batch_size = args.max_length, args.stride, 1
     with context():
         for doc in docs:
@@ -340,9 +340,9 @@ def main(argv: list[str] | None = None) -> None:
           f"{args.stride}; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs; "
           f"torch {torch.__version__}")  # fmt: skip
     if args.model:
-        from thunder.checkpoint import load_exported
+        from thunder.model.loader import Artefact
 
-        models = [(args.model, lambda: load_exported(args.model)[:3])]
+        models = [(args.model, lambda: Artefact.open(args.model).classifier()[:3])]
     else:
         models = [(f"randomly initialised '{preset}' preset (untrained: speed only)",
                    lambda preset=preset: random_model(preset, texts, args.max_length))

@@ -36,7 +36,7 @@ def make_corpus(path: Path, megabytes: float, seed: int = 0) -> int:
     target = int(megabytes * 1e6)
     if path.is_file() and path.stat().st_size >= target:
         return path.stat().st_size
-    from thunder.annotation import iter_corpus
+    from thunder.documents.annotation import iter_corpus
 
     lines = sorted({line for doc in iter_corpus(DEMO_CORPUS) for line in doc.text.splitlines() if line.strip()})
     rng = random.Random(seed)
@@ -52,8 +52,9 @@ def make_corpus(path: Path, megabytes: float, seed: int = 0) -> int:
 
 def tokenizer_speed(path: Path, sample_bytes: int = 4_000_000) -> dict[str, float]:
     """Single-core ``ThunderTokenizer.encode_batch`` speed over the start of the corpus (second pass: cache warm)."""
-    from thunder.corpus import cut, documents, plan
-    from thunder.tokenizer import ThunderTokenizer
+    from thunder.documents.corpus import documents, plan
+    from thunder.language.morphemes import cut
+    from thunder.language.tokenizer import ThunderTokenizer
 
     tokenizer = ThunderTokenizer.from_pretrained(DEMO_TOKENIZER)
     texts: list[str] = []
@@ -74,7 +75,7 @@ def tokenizer_speed(path: Path, sample_bytes: int = 4_000_000) -> dict[str, floa
 def _child(args: argparse.Namespace) -> None:
     """One measured run in this (fresh) process; prints a JSON line."""
     if args.child == "prepare":
-        from thunder.shards import PrepareOptions, prepare_corpus
+        from thunder.data.shards import PrepareOptions, prepare_corpus
 
         start = time.perf_counter()
         options = PrepareOptions(str(DEMO_TOKENIZER), val_fraction=0.0)
@@ -87,8 +88,8 @@ def _child(args: argparse.Namespace) -> None:
     else:
         from litdata import StreamingDataLoader
 
-        from thunder.shards import MaskedBlocks, collate_blocks
-        from thunder.tokenizer import ThunderTokenizer
+        from thunder.data.shards import MaskedBlocks, collate_blocks
+        from thunder.language.tokenizer import ThunderTokenizer
 
         shards = Path(args.out).resolve() / "train"
         dataset = MaskedBlocks(shards, 512, ThunderTokenizer.from_pretrained(DEMO_TOKENIZER))

@@ -50,11 +50,11 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
     from test_review_page import EveryName, long_judgment
 
-    import thunder.serve
-    from thunder.serve import create_app, running
+    import thunder.service.app
+    from thunder.service.app import create_app, running
 
     if args.review_dir is not None:
-        thunder.serve.REVIEW_DIR = args.review_dir.resolve()
+        thunder.service.app.REVIEW_DIR = args.review_dir.resolve()
     text = long_judgment(args.names)
     with running(create_app(EveryName())) as (url, _), sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])

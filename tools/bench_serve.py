@@ -1,7 +1,7 @@
 """Load test of the de-identification service (``thunder serve``) on the loopback interface.
 
 Starts the service in its own process on 127.0.0.1 (a free port) once per ``--runtimes`` entry (see
-``tools/bench_deid.py``: ``before`` is the pipeline before ``thunder.inference``, ``onnx-int8`` the model exported with
+``tools/bench_deid.py``: ``before`` is the pipeline before ``thunder.model.inference``, ``onnx-int8`` the model exported with
 ``thunder export --onnx int8``), then for each number of concurrent clients sends ``POST /v1/deid`` requests with the
 packaged demo judgments (placeholders filled) over keep-alive connections, each client sending its next request as
 soon as the last is answered, to each server in turn (a change of load hits them alike). Every level is bounded by
@@ -42,15 +42,14 @@ def serve_child(args: argparse.Namespace) -> None:
     import tempfile
 
     import torch
-
     from bench_deid import build_runtimes, random_model
 
-    from thunder.checkpoint import load_exported
-    from thunder.serve import create_app, serve
+    from thunder.model.loader import Artefact
+    from thunder.service.app import create_app, serve
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    parts = load_exported(args.model)[:3] if args.model else random_model(args.preset, demo_documents(), 512)
+    parts = Artefact.open(args.model).classifier()[:3] if args.model else random_model(args.preset, demo_documents(), 512)
     with tempfile.TemporaryDirectory() as work:
         deidentifier = build_runtimes(args.runtimes, *parts, Path(work), "cpu", args.model)[args.runtimes[0]][0]
         deidentifier.batch_size = args.window_batch
@@ -136,7 +135,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--window-batch", type=int, default=8, help="windows per forward pass (server)")
     parser.add_argument("--threads", type=int, default=None, help="CPU threads of each server (torch, ONNX Runtime)")
     parser.add_argument("--runtimes", nargs="+", choices=RUNTIMES, default=["before", "onnx-int8"],
-                        help="one server each (tools/bench_deid.py: before = the pipeline before thunder.inference)")
+                        help="one server each (tools/bench_deid.py: before = the pipeline before thunder.model.inference)")
     parser.add_argument("--serve-child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

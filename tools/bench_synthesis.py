@@ -16,10 +16,10 @@ import sys
 import time
 from pathlib import Path
 
-from thunder.annotation import AnnotationError, iter_corpus
-from thunder.mentions import MentionBank
-from thunder.particles import agrees
-from thunder.synthesis import SynthesisError, Synthesizer, leftovers
+from thunder.documents.annotation import AnnotationError, iter_corpus
+from thunder.language.particles import agrees
+from thunder.synthesis.mentions import MentionBank
+from thunder.synthesis.synthesizer import SynthesisError, Synthesizer, leftovers
 from thunder.taxonomy import LabelSet, Taxonomy
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "snu-thunder-deid"
@@ -93,7 +93,7 @@ def main() -> None:
 def _bench_tokens(args: argparse.Namespace, taxonomy: Taxonomy, synthesizer: Synthesizer, docs: list) -> None:
     try:
         from thunder.data import token_labels
-        from thunder.tokenizer import ThunderTokenizer
+        from thunder.language.tokenizer import ThunderTokenizer
     except ImportError as error:
         print(f"tokens: skipped ({error})")
         return

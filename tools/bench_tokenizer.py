@@ -26,12 +26,12 @@ from pathlib import Path
 
 from tokenizers import NormalizedString, PreTokenizedString, Regex, Tokenizer, models, pre_tokenizers, trainers
 
-from thunder.annotation import iter_corpus
-from thunder.mentions import MentionBank
-from thunder.morphemes import mecab_surfaces
-from thunder.synthesis import SynthesisError, Synthesizer
+from thunder.documents.annotation import iter_corpus
+from thunder.language.morphemes import mecab_surfaces
+from thunder.language.tokenizer import SPECIAL_TOKENS, ThunderTokenizer
+from thunder.synthesis.mentions import MentionBank
+from thunder.synthesis.synthesizer import SynthesisError, Synthesizer
 from thunder.taxonomy import Taxonomy
-from thunder.tokenizer import SPECIAL_TOKENS, ThunderTokenizer
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "snu-thunder-deid"
 Span = tuple[int, int, str]  # start, end, label
@@ -41,7 +41,7 @@ Span = tuple[int, int, str]  # start, end, label
 
 
 def load_filled(corpus: Path, epochs: tuple[int, ...]) -> dict[int, list[tuple[str, list[Span]]]]:
-    """Documents with placeholders filled by thunder.synthesis, per epoch (malformed documents left out)."""
+    """Documents with placeholders filled by thunder.synthesis.synthesizer, per epoch (malformed documents left out)."""
     taxonomy = Taxonomy.load(alias_files=[corpus / "tag_aliases.json"])
     bank = MentionBank.from_dirs(taxonomy, [corpus / "mentions", corpus / "mentions-llm"])
     synthesizer = Synthesizer(taxonomy, bank, seed=0)
@@ -52,7 +52,7 @@ def load_filled(corpus: Path, epochs: tuple[int, ...]) -> dict[int, list[tuple[s
             docs.append(doc)
         except SynthesisError as error:
             failed.append(error)
-    print(f"(placeholders filled with thunder.synthesis.Synthesizer + thunder.mentions.MentionBank; "
+    print(f"(placeholders filled with thunder.synthesis.synthesizer.Synthesizer + thunder.synthesis.mentions.MentionBank; "
           f"{len(failed)} documents left out as malformed or with unknown tags)")
     result = {}
     for epoch in epochs:

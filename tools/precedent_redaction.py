@@ -28,7 +28,7 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from thunder.deid import DeidResult, PipelineOptions
+from thunder.deid.pipeline import DeidResult, PipelineOptions
 
 DATA = Path(__file__).resolve().parents[1] / "benchmarks" / "precedents" / "precedents.jsonl"
 CATEGORIES = ("statute reference", "court name", "procedural term", "published official", "other")

@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from thunder.decoding import TokenPredictions
+from thunder.model.decoding import TokenPredictions
 
 _PAIRS = ("offsets", "morphemes")  # fields of (start, end) pairs, which JSON stores as lists
 

@@ -28,9 +28,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 def tokenizer_32k(work: Path) -> Path:
     """A 32,000-token tokenizer (generated Hangul words + the demo judgments), so the embedding is the preset's size."""
-    from thunder.annotation import iter_corpus
     from thunder.data import DEMO_CORPUS
-    from thunder.tokenizer import ThunderTokenizer
+    from thunder.documents.annotation import iter_corpus
+    from thunder.language.tokenizer import ThunderTokenizer
 
     out = work / "tokenizer-32k"
     if (out / "tokenizer.json").is_file():
@@ -143,7 +143,7 @@ def main() -> None:
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     from thunder.data import DEMO_CORPUS
-    from thunder.shards import PrepareOptions, prepare_corpus, read_manifest
+    from thunder.data.shards import PrepareOptions, prepare_corpus, read_manifest
 
     tokenizer = tokenizer_32k(args.work)
     shards = args.work / "shards"

@@ -7,7 +7,7 @@ the configs (issue 15).
 For every config (its backbone preset, ``max_length``, ``batch_size`` read as full blocks per GPU, as
 ``MLMDataModule(prepared_dir=...)`` makes them) and GPU count, prints a Markdown table of the per-GPU memory of
 bf16-mixed training under FSDP2 full sharding (fp32 parameters, gradients and AdamW moments sharded over the GPUs,
-the gathered units, activations with activation checkpointing on and off, MLM logits; see :mod:`thunder.sizing`)
+the gathered units, activations with activation checkpointing on and off, MLM logits; see :mod:`thunder.model.sizing`)
 and the tokens/s per GPU and for the cluster at the given MFU of a ``--peak-tflops`` dense bf16 GPU. Estimates, not
 measurements: allocator fragmentation, CUDA context (about 1 GiB) and communication buffers come on top.
 """
@@ -20,8 +20,9 @@ from pathlib import Path
 import torch
 import yaml
 
-from thunder.models import AUTO_CLASSES, backbone_config
-from thunder.sizing import GIB, tokens_per_second, train_flops_per_token, training_memory
+from thunder.model.backbones import backbone_config
+from thunder.model.loader import AUTO_CLASSES
+from thunder.model.sizing import GIB, tokens_per_second, train_flops_per_token, training_memory
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIGS = [

@@ -1,4 +1,4 @@
-"""Calibrate the triage rule (thunder.triage) on the validation split: the model runs once, then every rule of a grid
+"""Calibrate the triage rule (thunder.deid.triage) on the validation split: the model runs once, then every rule of a grid
 triages the same outputs and is scored as ``thunder evaluate`` scores it (share of the leaking documents in the
 riskiest 20%, share of the leaked mentions a possible miss covers, share of the characters marked). The test split is
 refused: the rule is never tuned on it.
@@ -26,18 +26,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from prediction_cache import cached_predictions  # tools/prediction_cache.py
 
 from thunder.commands.evaluate import RecipeOptions
-from thunder.deid import PipelineOptions
-from thunder.evaluate import evaluate
-from thunder.gold import load_documents
-from thunder.triage import Triage, TriageRule
-
-from prediction_cache import cached_predictions  # tools/prediction_cache.py
+from thunder.deid.pipeline import PipelineOptions
+from thunder.deid.triage import Triage, TriageRule
+from thunder.evaluation.evaluate import evaluate
+from thunder.evaluation.gold import load_documents
 
 
 class _Replay:
-    """Triages the de-identifier's stored outputs with one rule (what :class:`~thunder.triage.Triage` would give)."""
+    """Triages the de-identifier's stored outputs with one rule (what :class:`~thunder.deid.triage.Triage` would give)."""
 
     def __init__(self, triage: Triage, outputs: dict) -> None:
         self.triage, self.outputs = triage, outputs
@@ -65,7 +64,7 @@ def main() -> None:
     if recipe.alias_files:
         taxonomy = taxonomy.with_alias_files(recipe.alias_files)
     documents = list(load_documents(recipe, taxonomy, split=args.split, mentions="unseen", limit=args.limit))
-    key = {"model": args.model, "threshold": deidentifier.threshold}
+    key = {"model": args.model, "threshold": deidentifier.operating_point.threshold}
     predictions = cached_predictions(deidentifier, [d.text for d in documents], key, args.cache)
     outputs = {d.text: (p, deidentifier.finish(d.text, p)) for d, p in zip(documents, predictions)}
     print("| rule | leaking documents in the riskiest 20% | leaked mentions marked | characters marked | marks |")
@@ -89,7 +88,7 @@ def _signals(triage: Triage, documents: list, outputs: dict, taxonomy) -> None:
     leaking = {leak.doc_id for leak in report.leaked}
     persons = {label.category for label in taxonomy.labels.values()
                if label.subcategory in triage.rule.person_subcategories}  # fmt: skip
-    threshold = triage.deidentifier.threshold
+    threshold = triage.deidentifier.operating_point.threshold
     signals: dict[str, Callable] = {
         "risk (the rule)": lambda text, p, r, t: t.risk,
         "expected missed mentions (sum of the marks' probabilities)": lambda text, p, r, t: sum(

@@ -15,10 +15,10 @@ import sys
 import time
 
 from thunder.commands.evaluate import RecipeOptions
-from thunder.deid import PipelineOptions
-from thunder.evaluate import evaluate
-from thunder.evaluation_report import percent
-from thunder.gold import load_documents
+from thunder.deid.pipeline import PipelineOptions
+from thunder.evaluation.evaluate import evaluate
+from thunder.evaluation.gold import load_documents
+from thunder.evaluation.report import percent
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,8 +9,7 @@ from typing import Any, Literal
 from lightning.pytorch import LightningDataModule
 
 from thunder.data import DeIdDataModule
-from thunder.synthesis import SynthesizedDocument
-
+from thunder.synthesis.synthesizer import SynthesizedDocument
 
 COLOURS = ("31", "32", "33", "34", "35", "36", "91", "92", "93", "94", "95", "96")
 

@@ -1,6 +1,6 @@
 """``thunder deid``: de-identify text files, directories, JSONL or stdin.
 
-The outputs follow :class:`thunder.plan.OutputPlan` (layout ``MIRROR``): every output is planned before any work
+The outputs follow :class:`thunder.runs.plan.OutputPlan` (layout ``MIRROR``): every output is planned before any work
 starts (inputs keep their relative layout under ``--out``; nothing is written over an input or another output),
 one run at a time writes into an ``--out``, each document is written as soon as it is done, a re-run under the same
 settings skips the documents already written (another model or other options: refused unless ``--overwrite``), a
@@ -14,11 +14,12 @@ import sys
 from pathlib import Path
 from typing import Iterator
 
-from thunder.deid import Deidentifier, PipelineOptions
-from thunder.mapping import MappingKey, MappingWriter
-from thunder.plan import INTERRUPTED, Layout, OutputPlan, catch_signals, mirror_slots, run_settings
-from thunder.sources import Document, InputError, list_inputs, read_documents
-from thunder.triage import ReviewQueue, Triage, TriageRule
+from thunder.deid.mapping import MappingKey, MappingWriter
+from thunder.deid.pipeline import Deidentifier, PipelineOptions
+from thunder.deid.policy import PublicationPolicy
+from thunder.deid.triage import ReviewQueue, Triage, TriageRule
+from thunder.documents.sources import Document, InputError, list_inputs, read_documents
+from thunder.runs.plan import INTERRUPTED, Layout, OutputPlan, catch_signals, mirror_slots, run_settings
 
 
 def _batches(documents: Iterator[Document], plan: OutputPlan, size: int) -> Iterator[list[Document]]:
@@ -70,6 +71,7 @@ def deid_command(
     out: str | None = None,
     spans: str | None = None,
     pipeline: PipelineOptions = PipelineOptions(),
+    policy: PublicationPolicy = PublicationPolicy(),
     in_place: bool = False,
     overwrite: bool = False,
     no_span_text: bool = False,
@@ -99,8 +101,10 @@ def deid_command(
             file, for authorised re-identification (`thunder reidentify`); needs --key_file.
         key_file: the mapping key (created, readable by the owner only, when it does not exist).
         review_queue: write the documents ranked by risk to this JSONL file when the run ends (id, file, risk,
-            number of possible misses, the top reasons; see thunder.triage); a re-run keeps the records of the
+            number of possible misses, the top reasons; see thunder.deid.triage); a re-run keeps the records of the
             documents already done.
+        policy: the publication policy (--keep_officials, --keep_regions, --legal_text, --protected_words,
+            --genre_words, --propagate_threshold).
         triage: the triage rule (--near_margin, --near_weight, --cut_word_weight, --part_weight, ...).
     """
     try:
@@ -115,7 +119,8 @@ def deid_command(
                     "--review_queue": Path(review_queue) if review_queue else None})  # fmt: skip
     except InputError as error:
         raise SystemExit(f"thunder deid: error: {error}") from None
-    deidentifier = pipeline.build()
+    deidentifier = pipeline.build(policy)
+    model = Triage(deidentifier, triage) if review_queue is not None else deidentifier
     if note := deidentifier.coverage():
         print(f"thunder deid: {note}", file=sys.stderr)
     settings = run_settings(pipeline, deidentifier, layout=Layout.MIRROR.value, spans=_absolute(spans_path),
@@ -135,7 +140,6 @@ def deid_command(
             done = {(slot.name, slot.doc) for slot in plan.slots if plan.is_done(slot)}
             queue = ReviewQueue(review_queue, keep=lambda r: (r.get("file"), str(r.get("id"))) in done)
         plan.save_record()
-        model = Triage(deidentifier, triage) if review_queue is not None else deidentifier
         for batch in _batches(read_documents(listing), plan, pipeline.batch_size):
             _process(model, batch, plan, writer, queue)
     except InputError as error:

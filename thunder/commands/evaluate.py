@@ -13,15 +13,17 @@ from pathlib import Path
 from typing import Any, Literal
 
 import thunder
-from thunder.checkpoint import load_tokenizer, stored_recipe
 from thunder.commands.data import config_data_section
 from thunder.data import Recipe
-from thunder.deid import PipelineOptions
-from thunder.evaluate import evaluate
-from thunder.evaluation_report import EvaluationReport
-from thunder.gold import load_documents, read_gold
-from thunder.synthesis import SynthesizedDocument
-from thunder.triage import TriageRule
+from thunder.deid.pipeline import PipelineOptions
+from thunder.deid.policy import PublicationPolicy
+from thunder.deid.triage import TriageRule
+from thunder.evaluation.evaluate import evaluate
+from thunder.evaluation.gold import load_documents, read_gold
+from thunder.evaluation.report import EvaluationReport
+from thunder.language.release_tokenizer import load_tokenizer
+from thunder.model.loader import Artefact
+from thunder.synthesis.synthesizer import SynthesizedDocument
 
 
 @dataclass
@@ -63,7 +65,7 @@ class RecipeOptions:
             init_args = config_data_section(self.config).get("init_args") or {}
             base, source = Recipe.from_dict(init_args), self.config
             bases = [Path.cwd(), *Path(self.config).resolve().parents]
-        elif model is not None and (stored := stored_recipe(model)) is not None:
+        elif model is not None and Path(model).exists() and (stored := Artefact.open(model).recipe()) is not None:
             base, source = Recipe.from_dict(stored), model
             bases = [*([base.root] if base.root else []), Path.cwd(), *Path(model).resolve().parents]
         else:
@@ -88,6 +90,7 @@ class RecipeOptions:
 
 def evaluate_command(
     pipeline: PipelineOptions = PipelineOptions(),
+    policy: PublicationPolicy = PublicationPolicy(),
     recipe: RecipeOptions = RecipeOptions(),
     recognizers_only: bool = False,
     split: Literal["train", "val", "test"] | None = None,
@@ -110,6 +113,7 @@ def evaluate_command(
     The documents are the training recipe's (see the recipe options), filled as ``thunder test`` fills them.
 
     Args:
+        policy: the publication policy, as ``thunder deid`` applies it.
         recognizers_only: the no-model baseline: pattern recognizers alone (instead of --model).
         split: evaluate one split of the recipe's judgments, as training cut it (default: every judgment).
         mentions: fill the judgments with the mentions training saw (``seen``), only with those it never saw
@@ -124,7 +128,7 @@ def evaluate_command(
         context: characters of context each side of a leaked mention.
         name: system name in the tables (default: the model path, or "recognizers").
         triage: the triage rule (--near_margin, --near_weight, --near_power, --cut_word_weight, --part_weight, ...;
-            see thunder.triage), as ``thunder deid --review_queue`` applies it.
+            see thunder.deid.triage), as ``thunder deid --review_queue`` applies it.
     """
     if (pipeline.model is None) == (not recognizers_only):
         raise ValueError("give exactly one of --model DIR_OR_CKPT and --recognizers_only true")
@@ -136,7 +140,7 @@ def evaluate_command(
                          " (--mention_holdout, the training data module's, e.g. 0.1)")  # fmt: skip
     if pipeline.model is None and pipeline.taxonomy is None:  # the recognizers look labels up in the recipe's
         pipeline = dataclasses.replace(pipeline, taxonomy=settings.taxonomy)
-    deidentifier = pipeline.build()
+    deidentifier = pipeline.build(policy)
     gold = recipe.data is not None and Path(recipe.data).is_file()
     if gold and split is not None:
         raise ValueError(f"--split applies to a directory of annotated judgments, not to {recipe.data}")

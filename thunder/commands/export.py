@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from thunder.checkpoint import export_checkpoint
+from thunder.model.export import export_checkpoint
 
 
 def export_command(checkpoint: str, out: str, tokenizer: str | None = None, onnx: str | None = None) -> None:
@@ -17,14 +17,14 @@ def export_command(checkpoint: str, out: str, tokenizer: str | None = None, onnx
             ``int8`` (linear-layer weights in int8: the fastest on a CPU) or ``fp32``; ``thunder deid|serve|predict
             --model out`` then run it (``--runtime torch`` runs the safetensors weights instead).
     """
-    from thunder.inference import PRECISIONS
+    from thunder.model.inference import PRECISIONS
 
     if onnx is not None and onnx not in PRECISIONS:
         raise ValueError(f"--onnx must be one of {', '.join(PRECISIONS)}, got {onnx!r}")
     path = export_checkpoint(checkpoint, out, tokenizer)
     print(f"exported {checkpoint} to {path}")
     if onnx is not None:
-        from thunder.inference import write_onnx
+        from thunder.model.export import write_onnx
 
         graph = write_onnx(path, onnx)
         print(f"wrote the ONNX graph {graph} ({onnx})")

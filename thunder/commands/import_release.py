@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from thunder.checkpoint import check_fit, check_new_directory, check_weight_files, write_export
-from thunder.release import load_release
+from thunder.model.export import check_new_directory, write_export
+from thunder.model.loader import check_fit, check_weight_files
+from thunder.model.release import load_release
 from thunder.taxonomy import Taxonomy
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from thunder.shards import PrepareOptions, prepare_corpus
+from thunder.data.shards import PrepareOptions, prepare_corpus
 
 
 def prepare_command(

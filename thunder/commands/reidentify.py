@@ -6,9 +6,9 @@ import json
 import sys
 from pathlib import Path
 
-from thunder.mapping import Mapping, MappingError, MappingKey, reidentify
-from thunder.outputs import write_atomic
-from thunder.sources import Document, InputError, Listing, list_inputs, read_documents
+from thunder.deid.mapping import Mapping, MappingError, MappingKey, reidentify
+from thunder.documents.outputs import write_atomic
+from thunder.documents.sources import Document, InputError, Listing, list_inputs, read_documents
 
 
 def reidentify_command(mapping: str, key_file: str, inputs: list[str] = [], out: str | None = None) -> None:

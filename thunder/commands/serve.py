@@ -5,12 +5,14 @@ from __future__ import annotations
 import logging
 import ssl
 
-from thunder.deid import PipelineOptions
-from thunder.triage import TriageRule
+from thunder.deid.pipeline import PipelineOptions
+from thunder.deid.policy import PublicationPolicy
+from thunder.deid.triage import TriageRule
 
 
 def serve_command(
     pipeline: PipelineOptions,
+    policy: PublicationPolicy = PublicationPolicy(),
     host: str = "127.0.0.1",
     port: int = 8000,
     key_file: str | None = None,
@@ -30,6 +32,7 @@ def serve_command(
 
     Args:
         pipeline: the de-identification options (--model, --operator, --threshold, ...).
+        policy: the publication policy (--keep_officials, --keep_regions, ...).
         host: address to listen on (127.0.0.1: this machine only; any other address needs --token-file).
         port: TCP port.
         key_file: mapping key (created when absent): requests with "mapping": true get the encrypted entity table.
@@ -47,10 +50,10 @@ def serve_command(
         graceful_timeout: seconds in-flight requests get to finish after SIGINT/SIGTERM (those that cannot are
             answered 503 two seconds before it ends).
         triage: the rule behind each answer's risk and possible misses (--near_margin, --cut_word_weight, ...;
-            see thunder.triage).
+            see thunder.deid.triage).
     """
-    from thunder.mapping import MappingKey
-    from thunder.serve import check_host, create_app, read_token, serve
+    from thunder.deid.mapping import MappingKey
+    from thunder.service.app import check_host, create_app, read_token, serve
 
     if not 1 <= port <= 65535:
         raise ValueError(f"--port must lie between 1 and 65535, got {port}")
@@ -67,9 +70,9 @@ def serve_command(
     token = read_token(token_file) if token_file is not None else None
     key = MappingKey.load_or_create(key_file) if key_file else None
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    app = create_app(pipeline.build(), max_request_bytes=max_request_bytes, max_documents=max_documents,
+    app = create_app(pipeline.build(policy), max_request_bytes=max_request_bytes, max_documents=max_documents,
                      max_batch_size=max_batch_size, max_wait=max_wait_ms / 1000, request_timeout=request_timeout,
                      key=key, token=token, triage=triage)  # fmt: skip
     scheme = "https" if ssl_certfile else "http"
-    logging.getLogger("thunder.serve").info("review page at %s://%s:%d/, API description at /docs", scheme, host, port)
+    logging.getLogger("thunder.service").info("review page at %s://%s:%d/, API description at /docs", scheme, host, port)
     serve(app, host, port, graceful_timeout, ssl_certfile, ssl_keyfile)

@@ -38,7 +38,7 @@ def check_command(data: str, taxonomy: str | None = None, strict: bool = False) 
     Prints documents, tags, mentions, the share mapped, mentions per category and per rule, each unparsable
     document and each unmapped tag with file:line:column; exits non-zero if any tag is unmapped.
     """
-    from thunder.annotation import AnnotationError, iter_corpus, read_source, scan_tags
+    from thunder.documents.annotation import AnnotationError, iter_corpus, read_source, scan_tags
 
     tax = _load_for_data(taxonomy, data)
     failures: list[AnnotationError] = []
@@ -107,7 +107,7 @@ def show_command(tier: int | None = None, taxonomy: str | None = None, data: str
     counts: Counter[str] = Counter()
     skipped: list = []
     if data is not None:
-        from thunder.annotation import iter_corpus
+        from thunder.documents.annotation import iter_corpus
 
         for doc in iter_corpus(_annotated_root(data), errors="skip", failures=skipped):
             for placeholder in doc.placeholders:

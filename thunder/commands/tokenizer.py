@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from thunder.corpus import iter_documents
-from thunder.tokenizer import ThunderTokenizer
+from thunder.documents.corpus import iter_documents
+from thunder.language.tokenizer import ThunderTokenizer
 
 
 def train_command(

@@ -19,8 +19,8 @@ from thunder.data.mlm import MLMDataModule, MLMDataset, PackingCollator, mask_to
 from thunder.data.recipe import DEMO_CORPUS, DEMO_TOKENIZER, HEAD_NOUNS, Filler, Recipe, with_random_mentions
 from thunder.data.splits import SPLITS, read_corpus, split_documents
 from thunder.data.token_classification import TEST_MENTIONS, DeIdDataModule, TokenClassificationDataset
-from thunder.mentions import DEMO_MENTIONS
-from thunder.synthesis import REPLACEMENTS
+from thunder.synthesis.mentions import DEMO_MENTIONS
+from thunder.synthesis.synthesizer import REPLACEMENTS
 
 __all__ = [
     "DEMO_CORPUS",

@@ -14,9 +14,9 @@ from typing import Sequence
 
 import torch
 
-from thunder.synthesis import EntitySpan
+from thunder.language.tokenizer import Encoding, ThunderTokenizer, window_ranges
+from thunder.synthesis.synthesizer import EntitySpan
 from thunder.taxonomy import LabelSet
-from thunder.tokenizer import Encoding, ThunderTokenizer, window_ranges
 
 IGNORE_INDEX = -100
 

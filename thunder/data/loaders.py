@@ -18,10 +18,10 @@ import torch
 from lightning.pytorch import LightningDataModule
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
-from thunder.annotation import AnnotatedDocument
-from thunder.composition import ComposingSynthesizer
-from thunder.synthesis import Synthesizer, stable_seed
-from thunder.tokenizer import ThunderTokenizer
+from thunder.documents.annotation import AnnotatedDocument
+from thunder.language.tokenizer import ThunderTokenizer
+from thunder.synthesis.composition import ComposingSynthesizer
+from thunder.synthesis.synthesizer import Synthesizer, stable_seed
 
 
 class EpochDataset(Dataset):

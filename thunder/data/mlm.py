@@ -2,7 +2,7 @@
 
 :class:`MLMDataModule` reads synthesized judgments and/or plain-text files, masks 15% of tokens (80% ``[MASK]``, 10%
 random, 10% unchanged), optionally whole Mecab-ko morphemes at once, and packs the documents of a batch into
-``max_length`` blocks; or reads the token shards of ``thunder data prepare`` (:mod:`thunder.shards`).
+``max_length`` blocks; or reads the token shards of ``thunder data prepare`` (:mod:`thunder.data.shards`).
 """
 
 from __future__ import annotations
@@ -10,24 +10,22 @@ from __future__ import annotations
 import random
 from bisect import bisect_right
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, Sequence
 
 import torch
-from lightning.pytorch import LightningDataModule
 from torch.utils.data import DataLoader
 
-from thunder.annotation import AnnotatedDocument
-from thunder.checkpoint import load_tokenizer
-from thunder.composition import ComposingSynthesizer
+from thunder.data.base import RecipeDataModule
 from thunder.data.labels import IGNORE_INDEX, Example, TokenCollator
 from thunder.data.loaders import EpochDataset, evaluation_loader, training_loader
-from thunder.data.recipe import DEMO_TOKENIZER, Filler, Recipe, check_choice, check_inputs, check_positive
+from thunder.data.recipe import Filler, check_choice, check_inputs
 from thunder.data.splits import read_corpus
-from thunder.morphemes import morpheme_pieces
-from thunder.synthesis import Synthesizer, stable_seed
-from thunder.tokenizer import ThunderTokenizer
+from thunder.documents.annotation import AnnotatedDocument
+from thunder.language.morphemes import morpheme_pieces
+from thunder.language.tokenizer import ThunderTokenizer
+from thunder.synthesis.composition import ComposingSynthesizer
+from thunder.synthesis.synthesizer import Synthesizer, stable_seed
 
 
 def morpheme_groups(text: str, offsets: Sequence[tuple[int, int]]) -> list[int]:
@@ -187,76 +185,42 @@ def read_text_chunks(paths: Sequence[str | Path], max_chars: int) -> list[str]:
     return [chunk for chunk in chunks if chunk.strip()]
 
 
-class MLMDataModule(LightningDataModule):
+class MLMDataModule(RecipeDataModule):
     """Masked-LM pretraining data: synthesized judgments and/or plain text, masked and packed to ``max_length``.
 
     Args:
-        tokenizer: Directory of a Thunder tokenizer; None: the packaged demo tokenizer.
-        data_dir: Annotated judgments to synthesize (None: the packaged demo corpus).
         use_judgments: Include the synthesized judgments of ``data_dir`` (False: plain text only).
         text_paths: Plain-text corpus: ``.txt`` files or directories searched recursively for them.
-        mention_dirs: Mention-list directories; None: the packaged demo lists.
-        taxonomy: Taxonomy file; None: the packaged default.
-        alias_files: Extra raw-tag alias files for the taxonomy.
-        max_length: Tokens per packed block including ``[CLS]``.
         mlm_probability: Share of tokens (or morphemes) chosen for prediction.
         whole_morpheme: Mask all BPE pieces of a Mecab-ko morpheme together.
-        batch_size: Documents per batch (packed into as many blocks as they need).
-        num_workers: DataLoader worker processes.
-        seed: Seed of synthesis, masking and order.
-        replacement: ``per_epoch`` or ``single`` mention sampling for the judgments.
         val_fraction: Share of documents held out for validation (chosen by a stable hash).
         judgments: ``train``: only the train share of ``data_dir`` under ``split``/``split_seed`` (the split
-            :class:`DeIdDataModule` makes with the same values), so pretraining never reads held-out judgments;
-            ``all``: every judgment.
-        split: Train/val/test fractions used with ``judgments: train``.
-        split_seed: Seed of that split (and of the mention holdout).
-        mention_holdout: Share of every mention list held back (as in :class:`DeIdDataModule`): pretraining draws
-            only from the rest, so the unseen test mentions stay unseen.
-        compose: Share of the judgments composed into whole judgments every epoch (as in :class:`DeIdDataModule`),
-            so the encoder reads headers, evidence, statutes and signatures too.
+            :class:`~thunder.data.token_classification.DeIdDataModule` makes with the same values), so pretraining
+            never reads held-out judgments; ``all``: every judgment.
         prepared_dir: Output of ``thunder data prepare`` (made with ``tokenizer``): train from its token shards
             instead (``data_dir``, ``text_paths`` and the judgments are not read). Batches are then ``batch_size``
             full blocks of ``max_length`` tokens, shuffled per epoch, distinct per rank and worker, resumable
             mid-epoch (LitData ``StreamingDataLoader``); any ``max_length`` reuses the same shards (phase 2).
+        **kwargs: the options every data module shares (:class:`~thunder.data.base.RecipeDataModule`); ``batch_size``
+            counts documents packed into as many blocks as they need, ``mention_holdout`` keeps the unseen test
+            mentions out of pretraining, ``compose`` lets the encoder read headers, evidence, statutes and signatures.
     """
 
     def __init__(
         self,
-        tokenizer: str | None = None,
-        data_dir: str | None = None,
         use_judgments: bool = True,
         text_paths: list[str] | None = None,
-        mention_dirs: list[str] | None = None,
-        taxonomy: str | None = None,
-        alias_files: list[str] | None = None,
-        max_length: int = 512,
         mlm_probability: float = 0.15,
         whole_morpheme: bool = False,
-        batch_size: int = 8,
-        num_workers: int = 0,
-        seed: int = 0,
-        replacement: Literal["per_epoch", "single"] = "per_epoch",
         val_fraction: float = 0.01,
         judgments: Literal["train", "all"] = "train",
-        split: tuple[float, float, float] = (0.8, 0.1, 0.1),
-        split_seed: int = 0,
         prepared_dir: str | None = None,
-        mention_holdout: float = 0.0,
-        compose: float = 0.0,
+        **kwargs: Any,
     ) -> None:
-        super().__init__()
-        self.recipe = Recipe(
-            data_dir=data_dir, mention_dirs=mention_dirs, taxonomy=taxonomy, alias_files=alias_files or (),
-            split=split, split_seed=split_seed, mention_holdout=mention_holdout, seed=seed, replacement=replacement,
-            compose=compose,
-        )  # fmt: skip
+        super().__init__(**kwargs)
         check_choice("judgments", judgments, ("train", "all"))
-        check_positive(batch_size=batch_size)
-        if num_workers < 0:
-            raise ValueError(f"num_workers must be >= 0, got {num_workers}")
-        if max_length < 3:
-            raise ValueError(f"max_length must be at least 3, got {max_length}")
+        if self.max_length < 3:
+            raise ValueError(f"max_length must be at least 3, got {self.max_length}")
         if not 0 < mlm_probability < 1:
             raise ValueError(f"mlm_probability must be in (0, 1), got {mlm_probability}")
         if not 0 <= val_fraction < 1:
@@ -266,13 +230,10 @@ class MLMDataModule(LightningDataModule):
         if prepared_dir is not None and self.recipe.compose > 0:
             raise ValueError(f"compose {self.recipe.compose} composes the judgments of data_dir every epoch; the shards of "
                              f"prepared_dir are trained as they were prepared: set compose to 0 with prepared_dir")  # fmt: skip
-        self.tokenizer_path = str(tokenizer) if tokenizer is not None else str(DEMO_TOKENIZER)
         self.use_judgments = use_judgments
         self.text_paths = list(text_paths or [])
-        self.max_length = max_length
         self.mlm_probability = mlm_probability
         self.whole_morpheme = whole_morpheme
-        self.batch_size, self.num_workers = batch_size, num_workers
         self.val_fraction = val_fraction
         self.judgments = judgments
         self.prepared_dir = prepared_dir
@@ -283,11 +244,6 @@ class MLMDataModule(LightningDataModule):
             text_paths=self.text_paths if prepared_dir is None else None,
         )  # fmt: skip
         self.datasets: dict[str, Any] = {}
-
-    @cached_property
-    def tokenizer(self) -> ThunderTokenizer:
-        """The tokenizer, loaded on first use."""
-        return load_tokenizer(self.tokenizer_path)
 
     def setup(self, stage: str | None = None) -> None:
         """Read judgments and text, hold out ``val_fraction`` and build the datasets (once)."""
@@ -321,7 +277,7 @@ class MLMDataModule(LightningDataModule):
 
     def _setup_prepared(self) -> None:
         """Datasets over the prepared shards' ``train`` and (when present) ``val`` directories."""
-        from thunder.shards import MaskedBlocks, read_manifest
+        from thunder.data.shards import MaskedBlocks, read_manifest
 
         manifest = read_manifest(self.prepared_dir, self.tokenizer_path)
         for name, shuffle in (("train", True), ("val", False)):
@@ -334,7 +290,7 @@ class MLMDataModule(LightningDataModule):
     def _prepared_loader(self, name: str) -> Any:
         from litdata import StreamingDataLoader
 
-        from thunder.shards import collate_blocks
+        from thunder.data.shards import collate_blocks
 
         if name not in self.datasets:
             return []

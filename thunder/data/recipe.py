@@ -13,24 +13,24 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from thunder.annotation import AnnotatedDocument
-from thunder.composition import Composer, ComposingSynthesizer
 from thunder.data.splits import SPLITS, check_split, read_corpus, split_documents
+from thunder.documents.annotation import AnnotatedDocument
+from thunder.documents.reviewed import read_reviewed
 from thunder.identifiers import CATALOGUE
-from thunder.mentions import DEMO_MENTIONS, MentionBank, MentionSource, load_generators
-from thunder.names import ShapeNoise
-from thunder.reviewed import read_reviewed
-from thunder.synthesis import REPLACEMENTS, Synthesizer, head_outside_labels
+from thunder.language.tokenizer import THUNDER_CONFIG
+from thunder.synthesis.composition import Composer, ComposingSynthesizer
+from thunder.synthesis.mentions import DEMO_MENTIONS, MentionBank, MentionSource, load_generators
+from thunder.synthesis.names import ShapeNoise
+from thunder.synthesis.synthesizer import REPLACEMENTS, Synthesizer, head_outside_labels
+from thunder.synthesis.vocabulary import NounSubstitution
 from thunder.taxonomy import Taxonomy
-from thunder.tokenizer import THUNDER_CONFIG
-from thunder.vocabulary import NounSubstitution
 
-RESOURCES = Path(__file__).resolve().parents[1] / "resources"
-DEMO_CORPUS = RESOURCES / "demo" / "annotated"
-DEMO_TOKENIZER = RESOURCES / "demo" / "tokenizer"
+DEMO_CORPUS = Path(str(resources.files("thunder") / "resources" / "demo" / "annotated"))
+DEMO_TOKENIZER = Path(str(resources.files("thunder") / "resources" / "demo" / "tokenizer"))
 HEAD_NOUNS = ("inside", "corpus")
 MENTION_PARTS = ("train", "heldout")
 _PATH_LISTS = ("train_dirs", "val_dirs", "test_dirs", "mention_dirs", "alias_files")
@@ -64,22 +64,22 @@ class Recipe:
         taxonomy: Taxonomy file; None: the packaged default.
         alias_files: Extra raw-tag alias files (e.g. ``tag_aliases.json``).
         generators: Per-label mention generators replacing the taxonomy's source (``{label: name or {class_path,
-            init_args}}``, see :func:`thunder.mentions.load_generator`).
+            init_args}}``, see :func:`thunder.synthesis.mentions.load_generator`).
         split: Train/val/test fractions of ``data_dir`` by document, stratified by case type.
         split_seed: Seed of the split and of the mention holdout.
         mention_holdout: Share of every mention list held back from training, by entity.
         random_mentions: Share of training mentions replaced by random strings of their shape.
         substitute_nouns: Share of the general nouns outside identifiers that training replaces every epoch by other
-            general nouns of Korean (:class:`thunder.vocabulary.NounSubstitution`), so an unfamiliar word is not
+            general nouns of Korean (:class:`thunder.synthesis.vocabulary.NounSubstitution`), so an unfamiliar word is not
             taken for a name; 0: none.
         head_nouns: ``inside`` (spans cover whole mentions) or ``corpus`` (the training split's head-noun convention).
         seed: Seed of synthesis (every epoch of training, and the one filling of every other split).
         replacement: ``per_epoch`` re-samples training mentions every epoch; ``single`` keeps the epoch-0 ones.
-        compose: Share of training documents composed into whole judgments (:class:`thunder.composition.Composer`:
+        compose: Share of training documents composed into whole judgments (:class:`thunder.synthesis.composition.Composer`:
             header, 주문, evidence, statutes, sentencing, signatures around the facts paragraph), drawn anew every
             epoch; 0: facts paragraphs only. Every other filling (validation, test, ``thunder evaluate``) stays
             uncomposed, so test figures compare across recipes.
-        reviewed: Reviewed judgments (span-annotated JSONL files or folders, :mod:`thunder.reviewed`) trained on
+        reviewed: Reviewed judgments (span-annotated JSONL files or folders, :mod:`thunder.documents.reviewed`) trained on
             beside the train split, filled afresh every epoch like it; training only (evaluation never reads them,
             so their paths are kept as written and never looked for).
         reviewed_share: Share of every training epoch's documents that are reviewed ones (each reviewed judgment
@@ -240,7 +240,7 @@ class Filler:
         return self._documents
 
     def reviewed(self) -> list[AnnotatedDocument]:
-        """The reviewed judgments, every span a placeholder of its label (read once; :mod:`thunder.reviewed`)."""
+        """The reviewed judgments, every span a placeholder of its label (read once; :mod:`thunder.documents.reviewed`)."""
         if self._reviewed is None:
             self._reviewed = read_reviewed(self.recipe.reviewed or (), self.taxonomy)
         return self._reviewed
@@ -294,7 +294,7 @@ class Filler:
 
 def with_random_mentions(bank: MentionBank, share: float) -> MentionBank:
     """``bank`` with ``share`` of the mentions of every label replaced by random strings of their shape
-    (:class:`thunder.names.ShapeNoise`), except structured identifiers (their shape is their pattern)."""
+    (:class:`thunder.synthesis.names.ShapeNoise`), except structured identifiers (their shape is their pattern)."""
     if not 0 <= share <= 1:
         raise ValueError(f"random_mentions must be in [0, 1], got {share}")
     structured = {f"generator:{name}" for name in CATALOGUE}

@@ -9,8 +9,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Sequence
 
-from thunder.annotation import AnnotatedDocument, iter_corpus
-from thunder.synthesis import stable_seed
+from thunder.documents.annotation import AnnotatedDocument, iter_corpus
+from thunder.synthesis.synthesizer import stable_seed
 
 SPLITS = ("train", "val", "test")
 
@@ -47,7 +47,7 @@ def split_documents(
 
 
 def read_corpus(dirs: Sequence[str | Path]) -> list[AnnotatedDocument]:
-    """Every annotated judgment under ``dirs`` (see :func:`thunder.annotation.iter_corpus`); errors name the path."""
+    """Every annotated judgment under ``dirs`` (see :func:`thunder.documents.annotation.iter_corpus`); errors name the path."""
     documents: list[AnnotatedDocument] = []
     for directory in dirs:
         if not Path(directory).exists():

@@ -7,23 +7,21 @@ checkpoints (``state_dict``), so ``thunder evaluate`` fills the same test docume
 from __future__ import annotations
 
 import warnings
-from functools import cached_property
 from typing import Any, Literal, Sequence
 
-from lightning.pytorch import LightningDataModule
 from torch.utils.data import DataLoader
 
-from thunder.annotation import AnnotatedDocument
-from thunder.checkpoint import classifier_parts, load_tokenizer
-from thunder.composition import ComposingSynthesizer
+from thunder.data.base import RecipeDataModule
 from thunder.data.labels import Example, TokenCollator, token_labels, window_examples
 from thunder.data.loaders import EpochDataset, ResumableDataLoader, evaluation_loader, training_loader
-from thunder.data.recipe import DEMO_TOKENIZER, Filler, Recipe, check_choice, check_inputs, check_positive
+from thunder.data.recipe import Filler, check_choice, check_inputs, check_positive
 from thunder.data.splits import SPLITS
-from thunder.mentions import MentionSource
-from thunder.synthesis import SynthesizedDocument, Synthesizer
-from thunder.taxonomy import LabelSet
-from thunder.tokenizer import ThunderTokenizer, check_windows
+from thunder.documents.annotation import AnnotatedDocument
+from thunder.language.tokenizer import ThunderTokenizer, check_windows
+from thunder.synthesis.composition import ComposingSynthesizer
+from thunder.synthesis.mentions import MentionSource
+from thunder.synthesis.synthesizer import SynthesizedDocument, Synthesizer
+from thunder.taxonomy import LabelSet, Taxonomy
 
 TEST_MENTIONS = ("seen", "unseen", "both")
 _RESUME_KEYS = ("seed", "replacement", "split", "split_seed", "mention_holdout", "random_mentions",
@@ -101,89 +99,58 @@ class TokenClassificationDataset(EpochDataset):
         return window_examples(encoding, labels, self.tokenizer, self.max_length, self.stride, self.score_once)
 
 
-class DeIdDataModule(LightningDataModule):
+class DeIdDataModule(RecipeDataModule):
     """Token-classification data: annotated judgments synthesized afresh every epoch, windowed and labelled.
 
     Args:
-        tokenizer: Directory of a Thunder tokenizer (``thunder tokenizer train``); None: the packaged demo tokenizer.
-        data_dir: Root of annotated judgments (``*.md`` by case-type folder, or the Hugging Face layout), split by
-            ``split``; None: the packaged demo corpus.
-        mention_dirs: Mention-list directories; None: the packaged demo lists. For the shared corpus give
-            ``[DIR/mentions, DIR/mentions-llm]``.
-        taxonomy: Taxonomy file; None: the packaged default.
-        alias_files: Extra raw-tag alias files (e.g. ``DIR/tag_aliases.json``) for the taxonomy.
-        generators: Per-label mention generators replacing the taxonomy's source, ``{label: {class_path,
-            init_args}}`` (a class with ``sample(rng, context) -> str``) or ``{label: name}`` of a built-in one.
         granularity: Entity types to predict: ``binary`` (identifier or not), ``category`` or ``label`` (default:
             the base model's, else ``label``).
         scheme: Tagging scheme, ``IO`` or ``BIO`` (default: the base model's, else ``IO``).
-        max_length: Tokens per window including ``[CLS]`` and ``[SEP]``.
         stride: Tokens shared by consecutive windows of a long document.
-        batch_size: Documents per batch (a long document contributes all its windows).
-        num_workers: DataLoader worker processes.
-        seed: Seed of synthesis (every training epoch, and the one filling of validation and test) and of the
-            training order.
-        replacement: ``per_epoch`` re-samples every mention every epoch; ``single`` keeps the epoch-0 mentions.
-        split: Train/val/test fractions of ``data_dir`` by document, stratified by case type.
-        split_seed: Seed of the split (kept apart from ``seed`` so runs with different seeds share a test set), and
-            of the mention holdout.
-        mention_holdout: Share of every mention list held back from training, by entity (a stable hash of its
-            text): training and validation draw only from the rest; the ``unseen`` test set only from the held-back
-            share, with person names from a generator family training never uses (``PersonNames("unseen")``).
-        test_mentions: Test sets: ``seen`` (mentions as in training), ``unseen`` or ``both`` (two test dataloaders,
-            logged as ``test/seen/...`` and ``test/unseen/...``); default ``both`` with a holdout, else ``seen``.
+        test_mentions: Test sets: ``seen`` (mentions as in training), ``unseen`` (only held-back mentions, person
+            names from a generator family training never uses, ``PersonNames("unseen")``) or ``both`` (two test
+            dataloaders, logged as ``test/seen/...`` and ``test/unseen/...``); default ``both`` with a
+            ``mention_holdout``, else ``seen``.
         random_mentions: Share of training mentions replaced by random strings of their shape (structured
             identifiers excepted), so that the context is the only cue.
         substitute_nouns: Share of the general nouns outside identifiers replaced every epoch by other general nouns
-            of Korean (:mod:`thunder.vocabulary`), so that an unfamiliar word is not taken for a name.
-        compose: Share of training documents composed into whole judgments every epoch (header, 주문, evidence,
-            statutes, sentencing and signatures around the facts paragraph, :mod:`thunder.composition`); their
-            windows overlap like any long document's. Validation and test stay facts paragraphs.
+            of Korean (:mod:`thunder.synthesis.vocabulary`), so that an unfamiliar word is not taken for a name.
         head_nouns: ``inside``: spans cover whole mentions; ``corpus``: a generic head noun ending a mention
             (``래미안아파트`` under 아파트, ``강남역`` under 지하철역) stays outside its span for the quasi labels whose
             training documents mostly write it after the placeholder (``<<<아파트>>>E<<</아파트>>>아파트``), the
             corpus's own convention (docs/results.md: it did not train a better model).
+        generators: Per-label mention generators replacing the taxonomy's source, ``{label: {class_path,
+            init_args}}`` (a class with ``sample(rng, context) -> str``) or ``{label: name}`` of a built-in one.
         train_dirs: Explicit training directories (replace the train share of ``data_dir``).
         val_dirs: Explicit validation directories (replace the val share of ``data_dir``).
         test_dirs: Explicit test directories: any directory of annotated judgments can be a test set.
         group_by_length: Batch documents of similar length together (less padding).
         pad_to_multiple_of: Pad batches to a multiple of this many tokens (e.g. 8 for tensor cores).
         reviewed: Reviewed judgments to train on beside the train split: span-annotated JSONL files or folders (the
-            review page's download, corrected ``thunder deid --spans`` files; :mod:`thunder.reviewed`). Every span
-            becomes a placeholder of its label, filled afresh every epoch: the identifiers never reach training.
+            review page's download, corrected ``thunder deid --spans`` files; :mod:`thunder.documents.reviewed`).
+            Every span becomes a placeholder of its label, filled afresh every epoch: the identifiers never reach
+            training.
         reviewed_share: Share of every training epoch's documents that are reviewed judgments (each comes back as
             often as needed, with other mentions each time; 1: reviewed judgments alone); None: each reviewed
             judgment once per epoch beside the train split.
         base_model: A token classifier to adapt (a Thunder ``.ckpt``, an export, an imported or published release):
             the data is tokenized with its tokenizer and labelled with its label set (taxonomy, granularity,
-            scheme), so ``tokenizer`` and ``taxonomy`` are left out; :class:`~thunder.models.TokenClassifier`
-            starts from it unless given another ``init_from``.
+            scheme), handed over by :meth:`connect` (``thunder fit`` connects them), so ``tokenizer`` and
+            ``taxonomy`` are left out; :class:`~thunder.model.modules.TokenClassifier` starts from it unless given
+            another ``init_from``.
+        **kwargs: the options every data module shares (:class:`~thunder.data.base.RecipeDataModule`).
     """
 
     def __init__(
         self,
-        tokenizer: str | None = None,
-        data_dir: str | None = None,
-        mention_dirs: list[str] | None = None,
-        taxonomy: str | None = None,
-        alias_files: list[str] | None = None,
-        generators: dict[str, Any] | None = None,
         granularity: Literal["binary", "category", "label"] | None = None,
         scheme: Literal["IO", "BIO"] | None = None,
-        max_length: int = 512,
         stride: int = 128,
-        batch_size: int = 8,
-        num_workers: int = 0,
-        seed: int = 0,
-        replacement: Literal["per_epoch", "single"] = "per_epoch",
-        split: tuple[float, float, float] = (0.8, 0.1, 0.1),
-        split_seed: int = 0,
-        mention_holdout: float = 0.0,
         test_mentions: Literal["seen", "unseen", "both"] | None = None,
         random_mentions: float = 0.0,
         substitute_nouns: float = 0.0,
-        compose: float = 0.0,
         head_nouns: Literal["inside", "corpus"] = "inside",
+        generators: dict[str, Any] | None = None,
         train_dirs: list[str] | None = None,
         val_dirs: list[str] | None = None,
         test_dirs: list[str] | None = None,
@@ -192,59 +159,59 @@ class DeIdDataModule(LightningDataModule):
         reviewed: list[str] | None = None,
         reviewed_share: float | None = None,
         base_model: str | None = None,
+        **kwargs: Any,
     ) -> None:
-        super().__init__()
-        self.recipe = Recipe(
-            data_dir=data_dir, train_dirs=train_dirs, val_dirs=val_dirs, test_dirs=test_dirs,
-            mention_dirs=mention_dirs, taxonomy=taxonomy, alias_files=alias_files or (), generators=generators,
-            split=split, split_seed=split_seed, mention_holdout=mention_holdout, random_mentions=random_mentions,
-            substitute_nouns=substitute_nouns, head_nouns=head_nouns, seed=seed, replacement=replacement,
-            compose=compose, reviewed=reviewed, reviewed_share=reviewed_share,
+        super().__init__(**kwargs)
+        self.recipe = self.recipe.replace(
+            train_dirs=train_dirs, val_dirs=val_dirs, test_dirs=test_dirs, generators=generators,
+            random_mentions=random_mentions, substitute_nouns=substitute_nouns, head_nouns=head_nouns,
+            reviewed=reviewed, reviewed_share=reviewed_share,
         )  # fmt: skip
-        test_mentions = test_mentions or ("both" if mention_holdout > 0 else "seen")
+        recipe = self.recipe
+        test_mentions = test_mentions or ("both" if recipe.mention_holdout > 0 else "seen")
         check_choice("test_mentions", test_mentions, TEST_MENTIONS)
-        if test_mentions != "seen" and mention_holdout == 0:
+        if test_mentions != "seen" and recipe.mention_holdout == 0:
             raise ValueError(f"test_mentions {test_mentions!r} needs mention_holdout > 0 (e.g. 0.1)")
         # names of the test sets, in test dataloader order ("": one test set, logged as test/...)
         self.test_sets = {"seen": ("",), "unseen": ("unseen",), "both": ("seen", "unseen")}[test_mentions]
-        if test_mentions == "seen" and mention_holdout > 0:
+        if test_mentions == "seen" and recipe.mention_holdout > 0:
             self.test_sets = ("seen",)
-        check_windows(max_length, stride)
-        check_positive(batch_size=batch_size, pad_to_multiple_of=pad_to_multiple_of or 1)
-        if num_workers < 0:
-            raise ValueError(f"num_workers must be >= 0, got {num_workers}")
+        check_windows(self.max_length, stride)
+        check_positive(pad_to_multiple_of=pad_to_multiple_of or 1)
         self.base_model = base_model
-        self.tokenizer_path = str(tokenizer) if tokenizer is not None else str(DEMO_TOKENIZER)
-        self.max_length, self.stride = max_length, stride
-        self.batch_size, self.num_workers = batch_size, num_workers
+        self.stride = stride
         self.group_by_length = group_by_length
         self.pad_to_multiple_of = pad_to_multiple_of
-        recipe = self.recipe
+        self.granularity, self.scheme = granularity, scheme
         needs_data_dir = any(recipe.explicit_dirs(name) is None for name in SPLITS)
         check_inputs(
             None if base_model else self.tokenizer_path, data_dir=recipe.corpus if needs_data_dir else None,
             mention_dirs=recipe.mention_lists, train_dirs=recipe.train_dirs, val_dirs=recipe.val_dirs,
             test_dirs=recipe.test_dirs, reviewed=recipe.reviewed, base_model=base_model,
         )  # fmt: skip
+        if base_model is not None and (self.tokenizer_given or recipe.taxonomy is not None):
+            raise ValueError("base_model brings its own tokenizer and taxonomy: leave tokenizer and taxonomy out")
+        self.label_set: LabelSet | None = None
         if base_model is None:
-            self.taxonomy = recipe.load_taxonomy()
-            self.label_set = LabelSet(self.taxonomy, granularity=granularity or "label", scheme=scheme or "IO")
-        else:
-            if tokenizer is not None or taxonomy is not None:
-                raise ValueError("base_model brings its own tokenizer and taxonomy: leave tokenizer and taxonomy out")
-            self._base_tokenizer, self.label_set = classifier_parts(base_model)
-            for name, value in (("granularity", granularity), ("scheme", scheme)):
-                if value is not None and value != getattr(self.label_set, name):
-                    raise ValueError(f"{name} {value!r} is not the base model's ({getattr(self.label_set, name)!r})")
-            self.taxonomy = self.label_set.taxonomy.with_alias_files(recipe.alias_files)
-        self.filler = Filler(recipe, self.taxonomy)
-        self.filler.reviewed()  # read now: a bad reviewed file stops the run before it starts
+            taxonomy = recipe.load_taxonomy()
+            self._use(LabelSet(taxonomy, granularity=granularity or "label", scheme=scheme or "IO"), taxonomy)
         self.datasets: dict[str, TokenClassificationDataset] = {}
 
-    @cached_property
-    def tokenizer(self) -> ThunderTokenizer:
-        """The tokenizer: the base model's, else loaded from ``tokenizer`` on first use."""
-        return self._base_tokenizer if self.base_model else load_tokenizer(self.tokenizer_path)
+    def connect(self, tokenizer: ThunderTokenizer, label_set: LabelSet) -> None:
+        """Tokenize and label for a trained model (``base_model``): its tokenizer and label set, e.g.
+        ``base = Artefact.open(path).classifier(weights=False)``, ``data.connect(base.tokenizer, base.label_set)`` (:mod:`thunder.model.loader`)."""
+        for name in ("granularity", "scheme"):
+            value = getattr(self, name)
+            if value is not None and value != getattr(label_set, name):
+                raise ValueError(f"{name} {value!r} is not the base model's ({getattr(label_set, name)!r})")
+        self.tokenizer = tokenizer  # the cached property's slot
+        self._use(label_set, label_set.taxonomy.with_alias_files(self.recipe.alias_files))
+
+    def _use(self, label_set: LabelSet, taxonomy: Taxonomy) -> None:
+        """Label with ``label_set``; read the corpus's raw tags with ``taxonomy`` (its taxonomy and the alias files)."""
+        self.label_set, self.taxonomy = label_set, taxonomy
+        self.filler = Filler(self.recipe, self.taxonomy)
+        self.filler.reviewed()  # read now: a bad reviewed file stops the run before it starts
 
     @property
     def generators(self) -> dict[str, MentionSource]:
@@ -272,6 +239,9 @@ class DeIdDataModule(LightningDataModule):
         """Read the corpus and build the datasets (once)."""
         if self.datasets:
             return
+        if self.label_set is None:
+            raise ValueError(f"base_model {self.base_model}: hand over its tokenizer and label set with connect() first "
+                             "(thunder fit does)")  # fmt: skip
         documents = self.documents()
         sets = {name: (documents[name], self.synthesizer(name)) for name in SPLITS}
         if "unseen" in self.test_sets:

@@ -563,7 +563,7 @@ async function downloadText() {
   download("deidentified.jsonl", lines.join(""), "application/jsonl;charset=utf-8");
 }
 
-function downloadSpans() {  // gold format of thunder.gold.read_gold: {"id", "text", "spans": [[s, e, label]]}
+function downloadSpans() {  // gold format of thunder.evaluation.gold.read_gold: {"id", "text", "spans": [[s, e, label]]}
   const lines = state.docs.map((d) => JSON.stringify({
     id: d.id, text: d.text, spans: d.spans.filter(applied).map((s) => [s.start, s.end, s.label]),
     rejected: d.spans.filter((s) => s.state === "rejected").map((s) => [s.start, s.end, s.label]),

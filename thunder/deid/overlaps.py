@@ -1,0 +1,206 @@
+"""Overlaps and conflict resolution: spans from every source become one disjoint set of entity mentions.
+
+As Presidio keeps its ``ConflictResolutionStrategy`` apart from scoring, every rule that decides between spans that
+meet lives here, named:
+
+1. **Overlaps** (:class:`Overlap`, :func:`resolve_overlaps`): ``UNION`` merges overlapping spans into one (the
+   pipeline's rule for model and recognizer spans: nothing detected is left out), ``HIGHEST_SCORE`` keeps the best
+   of overlapping readings (the recognizers' rule among themselves).
+2. **Trimming** (:func:`trim`): surrounding spaces leave a span; a span without a letter or digit goes.
+3. **Particle variants** (:func:`particle_variants`): mentions of one entity that differ by a particle agree
+   (``홍길동`` and ``홍길동이``), so they get one placeholder.
+4. **Propagation** (:func:`find_keys`, :func:`propagate`): every further occurrence of a seed's text is a mention of
+   its entity (an occurrence holding spans of its own takes their place); which spans seed is the publication
+   policy's (:meth:`thunder.deid.policy.PublicationPolicy.spreads`), and a model seed never spreads into protected
+   text (:mod:`thunder.deid.protection`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import replace
+from enum import Enum
+from typing import Iterable, Mapping
+
+from thunder.deid.operators import entity_key
+from thunder.deid.protection import covered
+from thunder.identifiers.base import ScoredSpan
+from thunder.language.particles import PARTICLE_RUN, leading_particle, run_agrees
+from thunder.language.regions import address_spellings
+
+_WORD = re.compile(r"\w")
+_ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
+_NON_SPACE = re.compile(r"\S")
+_FEW_KEYS = 32
+
+
+class Overlap(str, Enum):
+    """How overlapping spans become disjoint ones."""
+
+    UNION = "union"  # one span over each group of overlapping spans, labelled by its most confident (then longest)
+    HIGHEST_SCORE = "highest_score"  # the most confident (then longest, then first) span stays, those it overlaps go
+
+
+def resolve_overlaps(spans: Iterable[ScoredSpan], strategy: Overlap) -> list[ScoredSpan]:
+    """Disjoint spans sorted by start, overlaps resolved by ``strategy``."""
+    return _RESOLVERS[Overlap(strategy)](spans)
+
+
+def _union(spans: Iterable[ScoredSpan]) -> list[ScoredSpan]:
+    ordered = sorted(spans, key=lambda s: (s.start, -s.end))
+    merged: list[ScoredSpan] = []
+    group: list[ScoredSpan] = []
+    group_end = 0
+
+    def close() -> None:
+        best = max(group, key=lambda s: (s.score, s.end - s.start))
+        merged.append(replace(best, start=group[0].start, end=group_end))
+
+    for span in ordered:
+        if group and span.start >= group_end:
+            close()
+            group = []
+        group.append(span)
+        group_end = max(group_end, span.end) if len(group) > 1 else span.end
+    if group:
+        close()
+    return merged
+
+
+def _highest_score(spans: Iterable[ScoredSpan]) -> list[ScoredSpan]:
+    kept: list[ScoredSpan] = []  # disjoint, sorted by start
+    starts: list[int] = []
+    for span in sorted(spans, key=lambda s: (-s.score, -(s.end - s.start), s.start)):
+        i = bisect.bisect_right(starts, span.start)
+        if (i and kept[i - 1].end > span.start) or (i < len(kept) and kept[i].start < span.end):
+            continue
+        starts.insert(i, span.start)
+        kept.insert(i, span)
+    return kept
+
+
+_RESOLVERS = {Overlap.UNION: _union, Overlap.HIGHEST_SCORE: _highest_score}
+
+
+def trim(text: str, span: ScoredSpan) -> ScoredSpan | None:
+    """``span`` without surrounding whitespace, or ``None`` when it holds no letter or digit."""
+    start, end = span.start, span.end
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    if not _WORD.search(text[start:end]) or text[start:end].strip("_") == "":
+        return None
+    return replace(span, start=start, end=end)
+
+
+def particle_variants(text: str, spans: list[ScoredSpan]) -> list[ScoredSpan]:
+    """Make the mentions of one entity that differ by a particle agree, so that they get one placeholder.
+
+    A mention that is another mention's text plus a particle (``홍길동`` and ``홍길동이``) is cut to the shorter text,
+    unless the document shows the longer one is the name: somewhere its last letters are followed by further
+    particles that agree with it (``심륭이의``, ``심륭이는``: ``이`` is no particle there). Then every mention of the
+    shorter text followed by those letters grows to the longer one (``심륭|이`` in ``1. 심륭이``).
+    """
+    keys = {entity_key(text[s.start : s.end]) for s in spans}
+    cuts: dict[int, int] = {}  # span index -> length of the shorter mention it may be cut to
+    names: set[str] = set()  # longer texts the document shows to be whole
+    for index, span in enumerate(spans):
+        mention = text[span.start : span.end]
+        for cut in range(len(mention) - 1, 0, -1):
+            if entity_key(mention[:cut]) not in keys or not leading_particle(mention[cut:]):
+                continue
+            particle = leading_particle(text[span.start + cut : span.start + cut + 16])
+            run = PARTICLE_RUN.match(text, span.end)
+            if particle and len(particle[0]) > len(mention) - cut:  # one particle that goes on (홍길동|이나, |이라는)
+                cuts[index] = cut
+            elif run and not text[run.end() : run.end() + 1].isalnum() and run_agrees(mention, run.group()):
+                names.add(entity_key(mention))  # particles follow the whole mention: its last letters are no particle
+            else:
+                cuts[index] = cut
+            break
+    result = []
+    for index, span in enumerate(spans):
+        mention = entity_key(text[span.start : span.end])
+        if index in cuts and mention not in names:
+            span = replace(span, end=span.start + cuts[index])
+        elif names:
+            following = spans[index + 1].start if index + 1 < len(spans) else len(text)
+            longer = [n for n in names if n.startswith(mention) and text.startswith(n[len(mention) :], span.end)]
+            grown = span.end + max((len(n) - len(mention) for n in longer), default=0)
+            if grown <= following:
+                span = replace(span, end=grown)
+        result.append(span)
+    return result
+
+
+def _key_pattern(key: str) -> re.Pattern:
+    """Occurrences of an entity text, whitespace-insensitive, at a word boundary on ASCII letters and digits."""
+    body = r"\s*".join(map(re.escape, key))
+    before = r"(?<![A-Za-z0-9])" if _ASCII_ALNUM.match(key[0]) else ""
+    after = r"(?![A-Za-z0-9])" if _ASCII_ALNUM.match(key[-1]) else ""
+    return re.compile(before + body + after)
+
+
+def find_keys(text: str, keys: Iterable[str]) -> list[tuple[int, int, str]]:
+    """Occurrences ``(start, end, key)`` in ``text`` of entity texts of two or more characters, whitespace-
+    insensitive, at a word boundary where a key starts or ends with an ASCII letter or digit; sorted by start.
+
+    A few keys are searched one regular expression each; many keys (long documents) in one pass per key length
+    over the text without whitespace, so the cost does not grow with the number of entities. An address key is
+    found under every spelling of its province (:func:`thunder.language.regions.address_spellings`: ``서울특별시강남구…`` also
+    as ``서울시 강남구 …`` and ``서울 강남구 …``).
+    """
+    forms = {form: key for key in keys if len(key) >= 2 for form in address_spellings(key)}  # written form -> key
+    if len(forms) <= _FEW_KEYS:
+        found = [(m.start(), m.end(), key) for form, key in forms.items() for m in _key_pattern(form).finditer(text)]
+        return sorted(found)
+    positions = [m.start() for m in _NON_SPACE.finditer(text)]
+    compact = "".join(text[i] for i in positions)
+    by_length: dict[int, set[str]] = {}
+    for form in forms:
+        by_length.setdefault(len(form), set()).add(form)
+    found = []
+    for length, group in by_length.items():
+        for i in range(len(compact) - length + 1):
+            piece = compact[i : i + length]
+            if piece not in group:
+                continue
+            start, end = positions[i], positions[i + length - 1] + 1
+            if _ASCII_ALNUM.match(piece[0]) and start and _ASCII_ALNUM.match(text[start - 1]):
+                continue
+            if _ASCII_ALNUM.match(piece[-1]) and end < len(text) and _ASCII_ALNUM.match(text[end]):
+                continue
+            found.append((start, end, forms[piece]))
+    return sorted(found)
+
+
+def held_back(seed: ScoredSpan, text: str, start: int, end: int, protected: bytearray | None) -> bool:
+    """Whether ``seed``'s text stays at ``text[start:end]``: a model seed never spreads into ``protected`` text."""
+    return seed.source == "model" and protected is not None and covered(text, start, end, protected)
+
+
+def propagate(
+    text: str, spans: list[ScoredSpan], seeds: Mapping[str, ScoredSpan], protected: bytearray | None
+) -> list[ScoredSpan]:
+    """Add every further occurrence of a seed's text (two or more characters) as a span of the same entity, with
+    ``origin`` the seed's offsets, longer texts first; a model seed never spreads into ``protected`` text
+    (:mod:`thunder.deid.protection`). An occurrence that holds spans of its own takes their place (``올가·소콜로프`` found
+    where the model took only ``소콜로프``), so no part of a detected entity's text is left beside them; one that
+    crosses a span's edge is left as it is."""
+    current = list(spans)  # disjoint, sorted
+    starts, ends = [s.start for s in current], [s.end for s in current]
+    for start, end, key in sorted(find_keys(text, seeds), key=lambda f: (-len(f[2]), f[0])):
+        seed = seeds[key]
+        if held_back(seed, text, start, end, protected):
+            continue
+        first = bisect.bisect_left(starts, start)
+        last = bisect.bisect_left(starts, end, lo=first)  # spans first..last-1 start inside the occurrence
+        if (first and ends[first - 1] > start) or (last > first and ends[last - 1] > end):
+            continue  # inside a span, or crossing one's edge
+        if last - first == 1 and (starts[first], ends[first]) == (start, end):
+            continue  # the occurrence is a span already
+        span = replace(seed, start=start, end=end, source="propagated", origin=(seed.start, seed.end))
+        current[first:last], starts[first:last], ends[first:last] = [span], [start], [end]
+    return current

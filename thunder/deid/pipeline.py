@@ -1,0 +1,440 @@
+"""De-identification: text -> windows -> model -> spans ∪ recognizer spans -> entities -> operator -> particle fix.
+
+:class:`Deidentifier` is the Python API (:class:`PipelineOptions` builds one from the options that ``thunder deid``,
+``thunder evaluate`` and ``thunder predict`` share), and :mod:`thunder.runs.prediction` runs the same steps over a corpus
+with Lightning.
+
+Steps for one document:
+
+1. The tokenizer gives token ids with character offsets; a document of any length is cut into overlapping windows
+   of ``max_length`` ids (``stride`` tokens of overlap). Every token takes its tag from the window where it is most
+   central (overlaps are split halfway), so nothing is truncated and window edges get full context.
+2. Token tags -> character spans as :mod:`thunder.model.decoding` says (the decision rule at the model's operating point,
+   hysteresis growing inside a word, widening to whole Mecab morphemes: a particle is a morpheme of its own, so it
+   never enters a span).
+3. Recognizer spans (:mod:`thunder.deid.recognizers.registry`) are added, and the names of the officials whose roles the
+   policy does not keep (``keep_officials``); the model's spans over legal text, protected words, the kept
+   officials' names or the upper levels of addresses (``keep_regions``) are dropped or trimmed
+   (:mod:`thunder.deid.protection`); overlapping spans merge into their union
+   (``Overlap.UNION``), labelled by the most confident one. Spans without a letter or digit are dropped, surrounding
+   spaces trimmed.
+4. Mentions are grouped into entities by their whitespace-free text, an address's leading province written in
+   full (:func:`thunder.deid.operators.entity_key`: ``서울특별시 강남구 …``, ``서울시 강남구 …`` and ``서울 강남구 …`` are one
+   entity; a province name is normalised only where a lower administrative unit follows it); a mention that is
+   another entity's text plus a particle (``홍길동이`` beside ``홍길동``) is shrunk to that entity. Every further
+   occurrence of an entity's text (two or more characters; at a word boundary where it starts or ends with a Latin
+   letter or digit; an address under every spelling of its province) is replaced too (``origin``: the span it
+   repeats), so a detected identifier never survives elsewhere in the document: the text of a recognizer's, the
+   officials' rule's or a reviewer's span always, a model span's only from ``propagate_threshold`` and when it is
+   not a common word of the genre (:mod:`thunder.language.genre`) or a general noun of Korean (:mod:`thunder.synthesis.vocabulary`)
+   nor a short number, and never into protected text.
+5. Entities get placeholders A, B, ..., Z, AA, ... in order of first appearance, skipping capital letters that
+   occur in any detected text and placeholders that already stand alone in the text (a partly de-identified
+   judgment); the operator chosen for the entity's label, category or tier 1 (:mod:`thunder.deid.operators`) makes each mention's replacement and the
+   particle after it is made to agree (``홍길동이`` -> ``A가``, ``김철수는`` -> ``L은``).
+
+Guarantees (tested): every character outside the replaced spans is kept, except a particle directly after a
+replacement that is corrected; the output never contains the text of a propagating span (step 4) of two or more
+characters (at a word boundary as in step 4; a model span's text stays where it is protected text), nor such an
+address under another spelling of its province — a particle correction that would recreate one is not made.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections import Counter
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Literal, Mapping, Sequence
+
+from thunder.deid.operators import Entity, OperatorChoice, OperatorSpec, entity_key, mask_character
+from thunder.deid.overlaps import Overlap, find_keys, held_back, particle_variants, propagate, resolve_overlaps, trim
+from thunder.deid.policy import PublicationPolicy
+from thunder.deid.protection import Protection
+from thunder.deid.recognizers.masked_name import MaskedNameRecognizer
+from thunder.deid.recognizers.named_in_role import NamedInRoleRecognizer
+from thunder.deid.recognizers.named_in_table import NamedInTableRecognizer
+from thunder.deid.recognizers.registry import Recognizer, ScoredSpan, load_recognizers, recognize
+from thunder.documents.annotation import placeholder_sequence
+from thunder.language.legal import official_names
+from thunder.language.particles import fix_particle
+from thunder.language.tokenizer import check_windows
+from thunder.model.decoding import OperatingPoint, TokenPredictions, aggregate
+from thunder.model.inference import Runtime, TorchRuntime, check_device, predict_windows
+from thunder.taxonomy import TIER1, Taxonomy
+
+
+@dataclass(frozen=True)
+class DetectedSpan:
+    """One replaced span of the input text (offsets into the original)."""
+
+    start: int
+    end: int
+    text: str
+    label: str
+    category: str | None
+    tier1: str | None
+    placeholder: str  # the entity's letter in the document
+    score: float
+    source: str  # "model", a recognizer name, "officials", "reviewer" or "propagated"
+    origin: tuple[int, int] | None = None  # a propagated span: the span whose text it repeats
+
+
+@dataclass(frozen=True)
+class DeidResult:
+    """De-identified text and the spans that were replaced."""
+
+    text: str
+    spans: tuple[DetectedSpan, ...]
+
+
+_STANDING_LETTERS = re.compile(r"(?<![A-Za-z0-9])[A-Z]{1,3}(?![A-Za-z0-9])")
+
+
+# ----------------------------------------------------------------------------------------------- the pipeline
+
+
+class Deidentifier:
+    """A trained token classifier plus recognizers and operators: ``Deidentifier(...)(text) -> DeidResult``.
+
+    ``model`` may be ``None`` (recognizers only). ``recognizers`` are names/paths/instances for
+    :func:`thunder.deid.recognizers.registry.load_recognizers` (``None``: all built-in, ``[]``: none); ``operator``
+    is a name, path, ``{class_path, init_args}`` or :class:`~thunder.deid.operators.Operator`, and ``operators`` maps
+    a label, category or tier 1 to another one (:class:`~thunder.deid.operators.OperatorChoice`). ``batch_size``
+    counts windows per forward pass. ``operating_point`` (:class:`~thunder.model.decoding.OperatingPoint`) is the
+    decision rule: a token is an identifier when the model gives it ``1 - P(O) > threshold``, and spans grow over
+    their word's tokens above ``grow_threshold``; :meth:`from_pretrained` defaults it to the one stored with the
+    model. ``runtime`` turns padded window batches into probabilities (:mod:`thunder.model.inference`; default: the
+    model in PyTorch). ``policy`` (:class:`~thunder.deid.policy.PublicationPolicy`) says what the model's spans never
+    replace, which officials' names are replaced (source ``officials``) and how far a model span's text reaches.
+    Options out of range raise ``ValueError`` before anything runs.
+    """
+
+    def __init__(
+        self,
+        model: Any = None,
+        tokenizer: Any = None,
+        label_set: Any = None,
+        recognizers: Sequence[str | dict | Recognizer] | None = None,
+        operator: OperatorSpec = "placeholder",
+        operators: Mapping[str, OperatorSpec] | None = None,
+        max_length: int = 512,
+        stride: int = 128,
+        batch_size: int = 8,
+        device: str | None = None,
+        operating_point: OperatingPoint | None = None,
+        taxonomy: Taxonomy | None = None,
+        runtime: Runtime | None = None,
+        policy: PublicationPolicy | None = None,
+    ) -> None:
+        if model is not None and (tokenizer is None or label_set is None):
+            raise ValueError("a model needs its tokenizer and label_set")
+        check_device(device)
+        check_windows(max_length, stride)
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a whole number of at least 1, got {batch_size!r}")
+        self.operating_point = operating_point or OperatingPoint()
+        self.policy = policy or PublicationPolicy()
+        self.protection = Protection(self.policy)
+        self.model, self.tokenizer, self.label_set = model, tokenizer, label_set
+        self.taxonomy: Taxonomy = label_set.taxonomy if label_set is not None else taxonomy or _default_taxonomy()
+        self.recognizers = load_recognizers(recognizers, taxonomy=self.taxonomy)  # labels from the taxonomy
+        self.operators = OperatorChoice(operator, operators, self.taxonomy)
+        self.operators.check(self.taxonomy.labels, self.taxonomy.categories, TIER1)
+        self.max_length, self.stride, self.batch_size = max_length, stride, batch_size
+        if model is not None:
+            if device is not None:
+                model.to(device)
+            model.eval()
+        self.runtime = runtime or (TorchRuntime(model) if model is not None else None)
+
+    @classmethod
+    def from_pretrained(
+        cls, path: str | Path, taxonomy: str | Path | None = None, runtime: str = "auto", **options: Any
+    ) -> "Deidentifier":
+        """Load a model at ``path`` (an export directory, a ``.ckpt`` or a release directory: see
+        :meth:`thunder.model.loader.Artefact.open`); an explicit ``taxonomy`` must be the one the model was trained
+        with. ``operating_point`` defaults to the one stored with the model. ``runtime``: ``auto`` runs the export's
+        ONNX graph when it has one, else PyTorch; ``torch`` or ``onnx`` choose
+        (:meth:`thunder.model.loader.Artefact.runtime`)."""
+        from thunder.model.loader import Artefact
+
+        taxonomy_ = Taxonomy.load(taxonomy) if taxonomy is not None else None
+        return cls.from_loaded(Artefact.open(path).classifier(taxonomy_, runtime=runtime), **options)
+
+    @classmethod
+    def from_loaded(cls, loaded: Any, **options: Any) -> "Deidentifier":
+        """A de-identifier over a :class:`~thunder.model.loader.LoadedModel`, at its operating point unless
+        ``operating_point`` is given."""
+        options.setdefault("operating_point", loaded.operating_point)
+        return cls(loaded.model, loaded.tokenizer, loaded.label_set, runtime=loaded.runtime, **options)
+
+    def at(self, operating_point: OperatingPoint | None = None, operator: OperatorSpec | None = None) -> "Deidentifier":
+        """This de-identifier at another operating point or with another operator for every entity, sharing the
+        model, the recognizers and the policy."""
+        variant = copy.copy(self)
+        if operating_point is not None:
+            variant.operating_point = operating_point
+        if operator is not None:
+            variant.operators = OperatorChoice(operator, None, self.taxonomy)
+        return variant
+
+    def __call__(self, text: str) -> DeidResult:
+        return self.deidentify_batch([text])[0]
+
+    def coverage(self) -> str | None:
+        """Without a model, one line saying what is replaced and what is not (``None`` with a model)."""
+        if self.model is not None:
+            return None
+        places = {NamedInRoleRecognizer: "right after a role word or before a resident number",
+                  NamedInTableRecognizer: "in a table's column of people", MaskedNameRecognizer: "masked in part (김○○)"}
+        found = [place for kind, place in places.items() if any(isinstance(r, kind) for r in self.recognizers)]
+        structured = [r for r in self.recognizers if not isinstance(r, tuple(places))]
+        labels = ", ".join(dict.fromkeys(r.label for r in structured)) or "none"
+        named = f" and names {', or '.join(found)}" if found else ""
+        return (f"no --model: only the structured identifiers of {len(structured)} pattern recognizers are replaced "
+                f"({labels}){named}; other names, addresses, places and the other labels are NOT "
+                f"(give --model)")  # fmt: skip
+
+    def deidentify_batch(self, texts: Sequence[str]) -> list[DeidResult]:
+        """De-identify many documents, batching windows of all of them through the model."""
+        predictions = self.predict_tokens(texts)
+        return [self.finish(text, prediction) for text, prediction in zip(texts, predictions)]
+
+    # -- model step -------------------------------------------------------------------------------------------
+
+    def windows(self, texts: Sequence[str]) -> list:
+        """Overlapping windows of every document (``Window.doc`` = index in ``texts``)."""
+        return self.tokenizer.encode_windows(list(texts), self.max_length, self.stride)
+
+    def forward(self, windows: Sequence, n_docs: int) -> list[TokenPredictions]:
+        """The model's step over the windows of ``n_docs`` documents (:func:`thunder.model.inference.predict_windows`),
+        at the operating point."""
+        return predict_windows(self.runtime, windows, n_docs, self.batch_size, self.operating_point, self.tokenizer.pad)
+
+    def predict_tokens(self, texts: Sequence[str]) -> list[TokenPredictions]:
+        """Merged per-token predictions of each document (empty when there is no model)."""
+        if self.model is None:
+            return [TokenPredictions([]) for _ in texts]
+        encodings = self.tokenizer.encode_batch(list(texts))
+        windows = self.tokenizer.windows_of(encodings, self.max_length, self.stride)
+        predictions = self.forward(windows, len(texts))
+        for prediction, encoding in zip(predictions, encodings):
+            prediction.morphemes = encoding.morphemes  # Mecab ran once per document
+        return predictions
+
+    # -- spans, entities, replacement -------------------------------------------------------------------------
+
+    def model_spans(self, text: str, prediction: TokenPredictions) -> list[ScoredSpan]:
+        """Character spans of the model's entities (:func:`thunder.model.decoding.aggregate`)."""
+        return aggregate(text, prediction, self.label_set, self.operating_point)
+
+    def finish(self, text: str, prediction: TokenPredictions) -> DeidResult:
+        """Spans of one document from its token predictions, the recognizers and the officials replaced by policy,
+        then replacement."""
+        spans = self.model_spans(text, prediction) + recognize(text, self.recognizers)
+        return self.apply(text, spans + self.official_spans(text))
+
+    def official_spans(self, text: str) -> list[ScoredSpan]:
+        """The names (and law firms) of the officials whose roles are not kept, as spans of source ``officials``."""
+        if not self.policy.replaced_officials:
+            return []
+        person = next(iter(self.taxonomy.filled_by("korean_name")), None)
+        firm = self.taxonomy.labels.get("법무법인", person)
+        if person is None:
+            raise ValueError(f"replacing officials' names needs a person-name label (source generator:korean_name)"
+                             f" in taxonomy {self.taxonomy.name!r}")  # fmt: skip
+        return [
+            ScoredSpan(o.start, o.end, (firm if o.firm else person).name, 1.0, "officials")
+            for o in official_names(text, self.policy.replaced_officials)
+        ]
+
+    def apply(self, text: str, spans: Iterable[ScoredSpan]) -> DeidResult:
+        """Drop or trim the model's spans over protected text, group ``spans`` into entities, assign placeholders,
+        apply the operator and fix particles.
+
+        Labels found in the taxonomy get its category and tier 1 (those of the taxonomy win over a recognizer's).
+        """
+        labels = self.taxonomy.labels
+        protected = self.protection.coverage(text) if self.protection else None
+        kept = self.protection.filter(text, spans, protected)
+        spans = [
+            replace(s, category=labels[s.label].category, tier1=labels[s.label].tier1) if s.label in labels else s
+            for s in (trim(text, span) for span in kept if span.end > span.start)
+            if s is not None
+        ]
+        spans = particle_variants(text, resolve_overlaps(spans, Overlap.UNION))
+        seeds: dict[str, ScoredSpan] = {}
+        for span in spans:
+            key = entity_key(text[span.start : span.end])
+            if key not in seeds and self.policy.spreads(key, span):
+                seeds[key] = span
+        spans = propagate(text, spans, seeds, protected)
+        if not spans:
+            return DeidResult(text, ())
+        entities = self._entities(text, spans)
+        mentions = [text[s.start : s.end] for s in spans]
+        owners = [entities[entity_key(m)] for m in mentions]
+        replacements = [self.operators(entity).replace(entity, m) for entity, m in zip(owners, mentions)]
+        gap_starts = [0] + [s.end for s in spans]
+        gaps = [text[a:b] for a, b in zip(gap_starts, [s.start for s in spans] + [len(text)])]
+        fixed = [gaps[0]] + [_fix(rep, gap) for rep, gap in zip(replacements, gaps[1:])]
+        keys = [key for key in entities if len(key) >= 2 and key in seeds]
+        mask = mask_character("*", entities)  # a character no detected text holds
+        for _ in range(2 * len(spans) + 1):
+            output, segments = _assemble(fixed, replacements)
+            leak = None
+            for start, end, key in find_keys(output, keys):
+                hit = [(kind, i, a) for kind, i, a, b in segments if a < b and a < end and start < b]
+                kind, i, a = hit[0]
+                origin = gap_starts[i] + start - a if kind == "gap" else None  # where a gap's text stood in ``text``
+                if (len(hit) == 1 and origin is not None and fixed[i] == gaps[i]
+                        and held_back(seeds[key], text, origin, origin + end - start, protected)):
+                    continue  # protected text a model seed's text does not spread into (as in ``_propagate``)
+                leak = key, start, end, hit, origin
+                break
+            if leak is None:
+                break
+            key, start, end, hit, origin = leak
+            corrected = [i for kind, i, _ in hit if kind == "gap" and fixed[i] != gaps[i]]
+            replaced = [i for kind, i, _ in hit if kind == "replacement" and set(replacements[i]) != {mask}]
+            if corrected:  # a particle correction recreated an entity's text: keep the original particle
+                for i in corrected:
+                    fixed[i] = gaps[i]
+            elif replaced:  # a replacement joins its neighbours into an entity's text: mask it
+                for i in replaced:
+                    replacements[i] = mask * len(replacements[i])
+            elif len(hit) == 1 and hit[0][0] == "gap":  # only became word-bounded after a replacement
+                seed = seeds[key]
+                added = replace(seed, start=origin, end=origin + end - start, source="propagated",
+                                origin=(seed.start, seed.end))  # fmt: skip
+                return self.apply(text, [*spans, added])
+            else:
+                raise RuntimeError(f"cannot remove {key!r} from the de-identified text")
+        detected = tuple(
+            DetectedSpan(s.start, s.end, m, s.label, s.category, s.tier1, entities[entity_key(m)].placeholder,
+                         round(s.score, 4), s.source, s.origin)  # fmt: skip
+            for s, m in zip(spans, mentions)
+        )
+        return DeidResult(_join(fixed, replacements), detected)
+
+    def _entities(self, text: str, spans: list[ScoredSpan]) -> dict[str, Entity]:
+        grouped: dict[str, list[ScoredSpan]] = {}
+        for span in spans:
+            grouped.setdefault(entity_key(text[span.start : span.end]), []).append(span)
+        used = {c for key in grouped for c in key}
+        alphabet = "".join(c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in used) or "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+        standing = set(_STANDING_LETTERS.findall(text))  # placeholders of an earlier, partial de-identification
+        letters = (letter for letter in placeholder_sequence(alphabet) if letter not in standing)
+        avoid = frozenset(grouped)
+        entities = {}
+        for key, members in grouped.items():  # dicts keep first-appearance order
+            label = Counter(s.label for s in members).most_common(1)[0][0]
+            typical = next(s for s in members if s.label == label)
+            entities[key] = Entity(
+                key=key,
+                placeholder=next(letters),
+                label=label,
+                mentions=tuple(text[s.start : s.end] for s in members),
+                contexts=tuple((text[max(0, s.start - 40) : s.start], text[s.end : s.end + 40]) for s in members),
+                avoid=avoid,
+                category=typical.category,
+                tier1=typical.tier1,
+            )
+        return entities
+
+
+@dataclass
+class PipelineOptions:
+    """The de-identification options shared by ``thunder deid``, ``thunder evaluate``, ``thunder predict`` and
+    ``thunder serve`` (the publication policy is a group of its own: :class:`~thunder.deid.policy.PublicationPolicy`).
+
+    Args:
+        model: export directory or .ckpt of a trained Thunder model (None: the pattern recognizers alone).
+        taxonomy: taxonomy file the model must have been trained with (default: the one stored with the model);
+            without a model, the taxonomy the recognizers' labels are looked up in (default: the packaged one).
+        recognizers: pattern recognizers by name, module.Class path or {class_path, init_args} (default: all
+            built-in; [] for none).
+        operator: how an entity is replaced: placeholder (A, B, ...), tag ([label]), mask (***), surrogate, a
+            module.Class path or {class_path, init_args}.
+        operators: another operator per label, category or tier 1 (direct / quasi), e.g.
+            {"주소": "mask", "direct": "placeholder"}; the most specific match wins.
+        max_length: window length in tokens, special tokens included.
+        stride: tokens shared by consecutive windows.
+        batch_size: windows per forward pass (and documents per pipeline call).
+        threshold: a token is an identifier when the model's 1 - P(O) exceeds this (lower: fewer leaks, more
+            over-redaction). Default: the threshold the model was validated at (stored with it; 0.5 for a model
+            that stores none).
+        grow_threshold: a detected span grows over the tokens touching it inside the same word whose 1 - P(O)
+            exceeds this lower threshold (``부산|은행`` replaced whole when the model marks only ``부산``); off: no
+            growing; at or above ``threshold`` it grows nothing. Default: the model's (0.1 for a model that stores
+            none).
+        device: torch device for the model (default: where it loads, the CPU).
+        runtime: how the model runs: auto (the export's ONNX graph when it has one, written by ``thunder export
+            --onnx``, else PyTorch), torch, or onnx (ONNX Runtime; the export must have a graph).
+    """
+
+    model: str | None = None
+    taxonomy: str | None = None
+    recognizers: list[str | dict] | None = None
+    operator: str | dict = "placeholder"
+    operators: dict[str, str | dict] | None = None
+    max_length: int = 512
+    stride: int = 128
+    batch_size: int = 8
+    threshold: float | None = None
+    grow_threshold: float | Literal["off"] | None = None
+    device: str | None = None
+    runtime: Literal["auto", "torch", "onnx"] = "auto"
+
+    def build(self, policy: PublicationPolicy | None = None) -> "Deidentifier":
+        """The :class:`Deidentifier` these options describe under ``policy``; without a model, one with no
+        recognizer (nothing would be replaced) is refused."""
+        options = dict(recognizers=self.recognizers, operator=self.operator, operators=self.operators,
+                       max_length=self.max_length, stride=self.stride, batch_size=self.batch_size,
+                       device=self.device, policy=policy)  # fmt: skip
+        taxonomy = Taxonomy.load(self.taxonomy) if self.taxonomy else None
+        loaded = None
+        if self.model is not None:
+            from thunder.model.loader import Artefact
+
+            loaded = Artefact.open(self.model).classifier(taxonomy, runtime=self.runtime)
+        point = (loaded.operating_point if loaded else OperatingPoint()).given(self.threshold, self.grow_threshold)
+        if loaded is not None:
+            return Deidentifier.from_loaded(loaded, operating_point=point, **options)
+        deidentifier = Deidentifier(**options, operating_point=point, taxonomy=taxonomy)
+        if not deidentifier.recognizers:
+            raise ValueError("no --model and no recognizers: nothing would be replaced; give --model, or leave "
+                             "--recognizers out for the built-in ones")  # fmt: skip
+        return deidentifier
+
+
+@lru_cache(maxsize=1)
+def _default_taxonomy() -> Taxonomy:
+    return Taxonomy.load()
+
+
+def _fix(replacement: str, following: str) -> str:
+    return fix_particle(replacement, following) if following else following
+
+
+def _join(gaps: Sequence[str], replacements: Sequence[str]) -> str:
+    return _assemble(gaps, replacements)[0]
+
+
+def _assemble(gaps: Sequence[str], replacements: Sequence[str]) -> tuple[str, list[tuple[str, int, int, int]]]:
+    """The output text and its segments ``(kind, index, start, end)``: gap ``i`` follows replacement ``i - 1``."""
+    parts, segments, position = [], [], 0
+    for i, gap in enumerate(gaps):
+        if i:
+            replacement = replacements[i - 1]
+            parts.append(replacement)
+            segments.append(("replacement", i - 1, position, position + len(replacement)))
+            position += len(replacement)
+        parts.append(gap)
+        segments.append(("gap", i, position, position + len(gap)))
+        position += len(gap)
+    return "".join(parts), segments
+

@@ -1,0 +1,289 @@
+"""A person's name where a judgment's wording says one stands: after the role a person plays in the case, or before
+the resident number, sex or age a judgment writes after a name.
+
+Judgments name people in fixed places: the parties in the header (``피고(반소원고) 강화훈 (941217-...)``,
+``원      고     김철``), everyone else by role or relation (``감정인 백밀참``, ``간호사 김처어의 사실확인서``,
+``피고인의 누나 김소리가``, ``이웃 석초인의``), often with sex and age after the name (``김칸창(남, 35세)``). The model
+learns most of them; this recognizer finds a name in such a place when the model does not, and as a recognizer's
+span it is then replaced at every occurrence of its text in the document.
+
+A candidate is the Hangul word right after a role word (a few particles after it cut off, see
+:func:`split_particles`) or right before ``(`` with a resident number, sex or age (there no particle comes between:
+``김인이(51세)``). It is a name when it has two to four syllables, starts with a Korean surname, and is no word
+(:func:`name_in`): not legal text (:class:`thunder.language.legal.LegalText`), a protected word, a common word of the genre or
+a city, county or district, and not one dictionary word by Mecab-ko (``원고 주장은``, ``피해자 본인``, ``증인 신문``)
+unless the dictionary knows it as a person's name. Names listed with middle dots after a role are each found
+(``피고인 김철수·이영희``); a foreign name is found whole, its words joined by middle dots or spaces, where Mecab-ko
+knows its words as persons' names (``원고 쿠즈네초바 이리나``, ``물리치료사 올가·소콜로프``; :func:`foreign_name`).
+A header's party written with a registration number after the name is found whatever the name's words
+(``피고 후지에 (외국인등록번호 …``, ``상 대 방 자오 진 (990714-…``), unless a word is a role, an organisation's form
+(``주식회사 한빛 (110111-…``), a common word or a place (:func:`party_name`); so are the parties a header lists by
+number after their role (``원 고 1. 김령항 / 2. 고속상``, :func:`_listed_parties`).
+The officials whose names courts publish (judges, prosecutors, counsel) have no role word here: their
+names follow the officials policy (:mod:`thunder.deid.protection`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from functools import lru_cache
+
+from thunder.deid.policy import PROTECTED_WORDS
+from thunder.identifiers.base import PatternRecognizer, ScoredSpan
+from thunder.language.genre import load_genre_words
+from thunder.language.legal import LegalText
+from thunder.language.morphemes import word_analysis
+from thunder.language.particles import PARTICLE_RUN
+from thunder.language.regions import PLACE_NAMES
+from thunder.synthesis.names import DOUBLE_SURNAMES, SURNAMES
+
+# the parties, whose role a header may write one syllable at a time (원      고, 피 고 인)
+PARTY_ROLES = (
+    "원고", "피고", "피고인", "청구인", "피청구인", "상대방", "신청인", "피신청인", "사건본인", "항소인", "피항소인",
+    "상고인", "피상고인", "항고인", "재항고인", "채권자", "채무자", "참가인", "피참가인", "소송수계인",
+)  # fmt: skip
+# everyone else a judgment names by role or relation
+ROLES = (
+    "증인", "감정인", "참고인", "피해자", "고소인", "피고소인", "고발인", "피고발인", "피의자", "진정인", "피진정인",
+    "신고인", "제보자", "입회인", "보증인", "연대보증인", "임대인", "임차인", "매도인", "매수인", "공소외", "상피고인",
+    "공범", "남편", "아내", "처", "배우자", "부친", "모친", "아버지", "어머니", "아들", "딸", "장남", "장녀", "차남",
+    "차녀", "누나", "오빠", "언니", "동생", "남동생", "여동생", "조카", "손자", "손녀", "할머니", "할아버지", "장인",
+    "장모", "시아버지", "시어머니", "며느리", "사위", "처남", "매형", "매제", "동서", "부모", "자녀", "친구", "동료",
+    "이웃", "애인", "지인", "직원", "학생", "교사", "담임교사", "간호사", "의사", "전문의", "주치의", "세무사",
+    "법무사", "감정평가사", "공인중개사", "건축사", "물리치료사", "경찰관",
+    # more relatives, and the people of a workplace, a school, a home or a car by their relation to the case
+    "형", "형님", "누님", "삼촌", "외삼촌", "숙부", "숙모", "사촌", "생부", "생모", "친부", "친모", "계부", "외할머니",
+    "외할아버지", "외손자", "외손녀", "조카딸", "시누이", "올케", "처제", "처형", "전남편", "동거인", "학부모", "보호자",
+    "동업자", "대표이사", "대표자", "사장", "점장", "업주", "점주", "실장", "팀장", "과장", "부장", "관리소장",
+    "관리사무소장", "종업원", "교장", "교감", "선배", "후배", "세입자", "집주인", "소유자", "운전자", "동승자", "고객",
+    "택시기사",
+)  # fmt: skip
+_SPACED = "[ \\t]{0,8}"
+_PARTY = "|".join(_SPACED.join(role) for role in sorted(PARTY_ROLES, key=len, reverse=True))
+_ROLE = "|".join(sorted(ROLES, key=len, reverse=True))
+_NOTE = r"(?:[ \t]*\([^()\n]{1,12}\))?[ \t]+"  # after a role: 피고(반소원고), 원고(선정당사자), then blanks
+_AFTER_ROLE = re.compile(
+    rf"(?<![가-힣])(?:{_PARTY}|{_ROLE})인?{_NOTE}"  # the role (처남인: "who is the brother-in-law")
+    r"(?P<word>[가-힣]{2,8})(?![가-힣])"
+)
+_BEFORE_DETAILS = re.compile(
+    r"(?<![가-힣])(?P<word>[가-힣]{2,4})[ \t]*\([ \t]*(?:\d{6}[ \t]*-|[남여](?:자|성)?[ \t]*[,)]|\d{1,3}[ \t]*세)"
+)
+# a header's party: the role, then the name of one to four words (a spaced or foreign one too: 길 영길, 자오 진), then
+# the resident or foreign registration number in parentheses, perhaps on the next line
+_PARTY_HEADER = re.compile(
+    rf"(?<![가-힣])(?:{_PARTY}){_NOTE}"
+    r"(?P<name>[가-힣]{1,8}(?:(?:[ \t]{1,3}|·)[가-힣]{1,8}){0,3})[ \t]*\n?[ \t]*"
+    r"\((?:\d{6}[ \t]*-|(?:주민|외국인)등록번호)"
+)
+# a header's parties listed by number after their role (원 고 1. 김령항 / 2. 박시우 / ...), addresses between them
+_PARTY_LIST = re.compile(rf"(?<![가-힣])(?:{_PARTY}){_NOTE}(?=1\.)")
+_LIST_ITEM = re.compile(r"[ \t]*(?P<number>\d{1,2})\.[ \t]*(?:(?P<word>[가-힣]{2,4})[ \t]*(?:\(|$))?")
+_NEXT_PARTY = re.compile(rf"[ \t]*(?:【)?(?:{_PARTY})")
+_MAX_LIST_LINES = 16
+_ORGANISATION = re.compile(r"(?:회사|법인|조합|협회|공사|공단|은행|재단|학교|병원|의원)$")  # 주식회사, 사단법인, 농협은행
+# the next part of a name of several words (올가·소콜로프, 쿠즈네초바 이리나) or of a list of names (김철수·이영희)
+_NEXT_PART = re.compile(r"(?P<separator>·|[ \t])(?P<part>[가-힣]{2,8})(?![가-힣])")
+_MAX_PARTS = 4  # words of one name, or names in one list
+_SURNAMES = frozenset(SURNAMES)
+_ROLE_WORDS = frozenset(role for role in PARTY_ROLES + ROLES if len(role) > 1)
+
+
+def split_particles(word: str, longest: int = 4) -> list[str]:
+    """The readings of ``word`` as a name of two to ``longest`` syllables followed by particles or by nothing,
+    longest first (``두단고로부터`` -> ``두단고로``, ``두단고``)."""
+    cuts = range(min(len(word), longest), 1, -1)
+    return [word[:cut] for cut in cuts if cut == len(word) or PARTICLE_RUN.fullmatch(word, cut)]
+
+
+def _is_person(analysis: tuple[tuple[str, str, str], ...]) -> bool:
+    return len(analysis) == 1 and analysis[0][1] == "NNP" and analysis[0][2] == "인명"
+
+
+_GRAMMAR = ("J", "E", "VCP", "XSN")  # particles, endings, the copula, noun suffixes (들, 용)
+
+
+def is_word(analysis: tuple[tuple[str, str, str], ...]) -> bool:
+    """Whether Mecab-ko reads a text as one dictionary word other than a person's name (``주장``, ``이제``), or as one
+    common word with particles, the copula or endings after it (``이에게``, ``방으로``, ``사이이고``, ``소유였고``)."""
+    if len(analysis) == 1:
+        return analysis[0][1] != "UNKNOWN" and not _is_person(analysis)
+    content = [m for m in analysis if not m[1].startswith(_GRAMMAR)]
+    return len(content) == 1 and content[0] is analysis[0] and content[0][1] in ("NNG", "NNB", "NP", "VV", "VA", "MAG")
+
+
+def _common_compound(name: str) -> bool:
+    """Whether Mecab-ko reads ``name`` as two common nouns of two syllables or more (``신문조서``, ``사촌언니``)."""
+    analysis = word_analysis(name)
+    return len(analysis) == 2 and all(m[1] == "NNG" and len(m[0]) >= 2 for m in analysis)
+
+
+@lru_cache(maxsize=1)
+def _not_names() -> tuple[LegalText, frozenset[str]]:
+    return LegalText(), frozenset(PROTECTED_WORDS) | load_genre_words(True) | PLACE_NAMES
+
+
+def name_in(word: str, shared: frozenset[str] = frozenset(), particles: bool = True) -> str | None:
+    """The name that ``word`` (a Hangul word in a place where a judgment names a person) starts with, or ``None``.
+
+    Of the readings of :func:`split_particles`, the longest of ``shared`` wins (readings that other words of the
+    document share: ``오숿은``, ``오숿의`` -> ``오숿``), then one Mecab-ko knows as a person's name, then three
+    syllables, two, four (most Korean names have three); a word that is another dictionary word as it stands or
+    less its last particles is none. Where no particle can follow (``particles=False``: right before ``(`` and a
+    resident number, sex or age) the whole word is the only reading, and only one dictionary word is none
+    (``연예은 (920205-…``). The name must start with a surname and be neither legal text, nor a protected or common
+    word or a place, nor two common nouns, nor start or end with a role."""
+    if not particles:
+        analysis = word_analysis(word)
+        if len(analysis) == 1 and is_word(analysis):
+            return None
+        readings, persons = [word], []
+    else:
+        readings = split_particles(word)
+        analyses = {reading: word_analysis(reading) for reading in readings}
+        persons = [reading for reading in readings if _is_person(analyses[reading])]
+        stem = next((reading for reading in readings if reading != word), word)  # less its last particles
+        stem_is_word = len(analyses.get(stem, ())) == 1 and is_word(analyses[stem])  # one dictionary word: 주장|은
+        if not persons and (is_word(word_analysis(word)) or stem_is_word):
+            return None
+    preference = {3: 0, 2: 1, 4: 2}
+    ranked = sorted(readings, key=lambda r: (r not in shared, -len(r) if r in shared else 0, r not in persons,
+                                             preference[len(r)]))  # fmt: skip
+    legal, words = _not_names()
+    for name in ranked:
+        if not (name[:2] in DOUBLE_SURNAMES or name[0] in _SURNAMES):
+            continue
+        if name in words or word in words or _common_compound(name) or any(s.start == 0 for s in legal.find(name)):
+            return None
+        if any(name.startswith(role) or name.endswith(role) for role in _ROLE_WORDS):
+            return None  # 남편인, 사촌언니: a role, not a name after it
+        return name
+    return None
+
+
+def party_name(name: str) -> bool:
+    """Whether ``name``, written between a header's party role and a registration number, is a person's: two
+    syllables or more, no word of it a role, an organisation's form (``주식회사``, ``사단법인``), a protected or common
+    word or a place, and no legal text."""
+    words = re.split(r"[ \t·]+", name)
+    legal, common = _not_names()
+    if len(name.replace(" ", "").replace("\t", "").replace("·", "")) < 2:
+        return False
+    if any(w in _ROLE_WORDS or w in common or _ORGANISATION.search(w) for w in words):
+        return False
+    return not legal.find(name)
+
+
+def _listed_parties(text: str, start: int) -> list[tuple[int, int]]:
+    """The names of a header's numbered list of parties that starts at ``start`` (``1. 김령항``): the item numbered
+    one more than the last on each following line, lines between them (addresses) skipped, up to the next party role
+    or a break in the numbering; a list whose first item is no name is none. An item is a name when it is one word
+    of two to four syllables that :func:`party_name` takes and that starts with a surname; the dictionary is not
+    asked (``고속상``): the header says it is a party."""
+    names, expected, position = [], 1, start
+    for _ in range(_MAX_LIST_LINES):
+        end = text.find("\n", position)
+        end = len(text) if end < 0 else end
+        line = text[position:end]
+        item = _LIST_ITEM.match(line)
+        if item and int(item.group("number")) == expected:
+            word = item.group("word")
+            if word and (word[:2] in DOUBLE_SURNAMES or word[0] in _SURNAMES) and party_name(word):
+                names.append((position + item.start("word"), position + item.end("word")))
+            elif expected == 1:
+                break  # a list of parties starts with a name (원고 1. 소유권이전등기절차를 ...: no list)
+            expected += 1
+        elif item or (expected > 1 and _NEXT_PARTY.match(line)):
+            break
+        if end >= len(text):
+            break
+        position = end + 1
+    return names
+
+
+def _foreign_part(part: str, beside_dot: bool) -> bool:
+    """Whether ``part`` can be a word of a foreign name: one a Mecab-ko knows as a person's name (``쿠즈네초바``,
+    ``이리나``), or, written beside a middle dot, any proper noun but a place, or an unknown word (``올가``)."""
+    analysis = word_analysis(part)
+    if len(analysis) != 1 or part in _not_names()[1] or part in _ROLE_WORDS:
+        return False
+    _, pos, meaning = analysis[0]
+    return _is_person(analysis) or beside_dot and (pos == "NNP" and meaning != "지명" or pos == "UNKNOWN")
+
+
+def foreign_name(parts: list[tuple[str, str]]) -> int:
+    """The length of the foreign name the words ``parts`` (``(separator before, word)``, the first word's separator
+    empty) start with, or 0: words of a foreign name (:func:`_foreign_part`), the last perhaps with particles, at
+    least one of them a person's name by the dictionary (``올가·소콜로프``; ``쿠즈네초바 이리나가``: ``쿠즈네초바
+    이리나``)."""
+    length, person = 0, False
+    for index, (separator, part) in enumerate(parts):
+        following = parts[index + 1][0] if index + 1 < len(parts) else ""
+        beside_dot = "·" in (separator, following)
+        stems = split_particles(part, longest=len(part))
+        stem = next((stem for stem in stems if _foreign_part(stem, beside_dot)), None)
+        if stem is None:
+            break
+        length += len(separator) + len(stem)
+        person = person or _is_person(word_analysis(stem))
+        if stem != part:
+            break  # particles end the name
+    return length if person else 0
+
+
+class NamedInRoleRecognizer(PatternRecognizer):
+    """Person names in the places a judgment names people (see the module docstring); the label is the taxonomy's
+    person-name label (source ``generator:korean_name``) unless given."""
+
+    name = "named_in_role"
+    identifier = "korean_name"
+    pattern = _AFTER_ROLE
+    base_score = 0.9
+
+    def find(self, text: str) -> list[ScoredSpan]:
+        found = {m.start("word"): (m.group("word"), True) for m in _AFTER_ROLE.finditer(text)}
+        found |= {m.start("word"): (m.group("word"), False) for m in _BEFORE_DETAILS.finditer(text)}
+        headers = [m.span("name") for m in _PARTY_HEADER.finditer(text) if party_name(m.group("name"))]
+        headers += [span for m in _PARTY_LIST.finditer(text) for span in _listed_parties(text, m.end())]
+        readings: dict[str, set[str]] = {}  # each distinct word's readings; none but itself where no particle follows
+        for word, particles in found.values():
+            readings.setdefault(word, set()).update(split_particles(word) if particles else [word])
+        support = Counter(reading for word_readings in readings.values() for reading in word_readings)
+        shared = frozenset(reading for reading, words in support.items() if words > 1)
+        spans = []
+        for start, (word, particles) in sorted(found.items()):
+            spans += [ScoredSpan(a, b, self.label, self.base_score, self.name, self.category, self.tier1)
+                      for a, b in self._names_at(text, start, word, shared, particles)]  # fmt: skip
+        seen = {(span.start, span.end) for span in spans}
+        spans += [ScoredSpan(a, b, self.label, self.base_score, self.name, self.category, self.tier1)
+                  for a, b in headers if (a, b) not in seen]  # fmt: skip
+        return spans
+
+    @staticmethod
+    def _names_at(text: str, start: int, word: str, shared: frozenset[str], particles: bool) -> list[tuple[int, int]]:
+        """The names from ``word`` at ``start`` on: a Korean name (:func:`name_in`) and the names listed after it with
+        middle dots (``김철수·이영희``), or one foreign name of several words (:func:`foreign_name`)."""
+        parts, end = [("", word)], start + len(word)
+        while particles and len(parts) < _MAX_PARTS and (next_part := _NEXT_PART.match(text, end)):
+            parts.append((next_part.group("separator"), next_part.group("part")))
+            end = next_part.end()
+        name = name_in(word, shared, particles)
+        if name is not None and name != word:
+            return [(start, start + len(name))]  # particles end it
+        if name is not None and len(parts) > 1 and parts[1][0] == "·" and name_in(parts[1][1], shared):
+            names, position = [], start
+            for separator, part in parts:
+                listed = name_in(part, shared) if separator != " " else None
+                if listed is None:
+                    break
+                names.append((position + len(separator), position + len(separator) + len(listed)))
+                if listed != part:
+                    break
+                position += len(separator) + len(part)
+            return names
+        length = foreign_name(parts)
+        predicate = text[start + length - 1 : start + length + 1] == "다."  # ends a sentence: 아버지인 자이다.
+        if length > len(name or "") and not predicate:
+            return [(start, start + length)]
+        return [(start, start + len(name))] if name else []

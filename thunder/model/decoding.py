@@ -1,0 +1,246 @@
+"""Decoding: from a token classifier's probabilities to character spans.
+
+Every rule that turns model output into what gets replaced lives here, each step named, so a caller says which
+policy it uses (as transformers' token-classification ``AggregationStrategy`` and Presidio's conflict resolution
+do):
+
+1. **Decision rule** (:func:`entity_tags`): a token is an identifier when ``1 - P(O)`` exceeds the operating
+   point's ``threshold``; it then takes its most likely entity tag. Validation and test metrics use the same rule.
+2. **Windows merged once** (:func:`merge_windows`): a long document is run as overlapping windows; every token keeps
+   the prediction of the window where it is most central (overlaps are split halfway).
+3. **Token spans** (:func:`token_spans`): consecutive tokens of one type form a span (IO); under BIO a ``B`` tag
+   starts a new one.
+4. **Aggregation** (:class:`Aggregation`, :func:`aggregate`): token spans become character spans widened to whole
+   Mecab morphemes (a particle ending the last one stays out); under ``HYSTERESIS`` a span first grows over the
+   untagged tokens touching it inside the same word whose ``1 - P(O)`` exceeds the lower ``grow_threshold``; a
+   span that cuts a run of Latin letters and digits joined by ``. _ -`` (``raye.6``) covers all of it.
+
+:class:`OperatingPoint` is the pair of thresholds a model was validated at; it is stored in the checkpoint and the
+export and is the default of every command that runs the model.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import string
+from dataclasses import asdict, dataclass, field, replace
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
+
+from thunder.identifiers.base import ScoredSpan
+from thunder.language.morphemes import morpheme_pieces
+from thunder.language.particles import trailing_particle
+
+if TYPE_CHECKING:
+    from torch import Tensor
+
+    from thunder.taxonomy import LabelSet
+
+THRESHOLD = 0.5  # the decision threshold of a model that stores no operating point
+GROW_THRESHOLD = 0.1  # the low threshold of span growing (docs/results.md, "Unseen mentions: an honest test")
+
+
+def check_threshold(threshold: Any, name: str = "threshold") -> None:
+    """Refuse a threshold outside ``(0, 1)`` (``ValueError`` naming the option)."""
+    if isinstance(threshold, float) and threshold != threshold:
+        raise ValueError(f"{name} is not a number: {threshold!r}")
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 < threshold < 1:
+        raise ValueError(f"{name} must lie strictly between 0 and 1, got {threshold!r}")
+
+
+class Aggregation(str, Enum):
+    """How the tagged tokens of a span become the characters that are replaced."""
+
+    SIMPLE = "simple"  # the tagged tokens' characters, widened to whole morphemes
+    HYSTERESIS = "hysteresis"  # first grown over touching same-word tokens above grow_threshold, then as SIMPLE
+
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    """The thresholds a model was validated at: what :func:`entity_tags` and :func:`aggregate` use by default.
+
+    ``grow_threshold`` None turns span growing off; at or above ``threshold`` it can grow nothing (a token above
+    ``threshold`` is tagged already), so the aggregation is :attr:`Aggregation.SIMPLE` then too.
+    """
+
+    threshold: float = THRESHOLD
+    grow_threshold: float | None = GROW_THRESHOLD
+
+    def __post_init__(self) -> None:
+        check_threshold(self.threshold)
+        if self.grow_threshold is not None:
+            check_threshold(self.grow_threshold, "grow_threshold")
+
+    @property
+    def aggregation(self) -> Aggregation:
+        grows = self.grow_threshold is not None and self.grow_threshold < self.threshold
+        return Aggregation.HYSTERESIS if grows else Aggregation.SIMPLE
+
+    def given(self, threshold: float | None = None, grow_threshold: float | Literal["off"] | None = None) -> OperatingPoint:
+        """This operating point with the thresholds a user gave (None: this one's; ``grow_threshold`` ``off``: no
+        growing), checked like any other."""
+        changes: dict[str, Any] = {} if threshold is None else {"threshold": threshold}
+        if grow_threshold is not None:
+            changes["grow_threshold"] = None if grow_threshold == "off" else grow_threshold
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form stored in checkpoints and exports."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, stored: Mapping[str, Any] | None) -> "OperatingPoint":
+        """The stored operating point (``None``: an artefact written before it was stored: the defaults)."""
+        if stored is None:
+            return cls()
+        if not isinstance(stored, Mapping) or set(stored) - {"threshold", "grow_threshold"}:
+            raise ValueError(f"the stored operating point {stored!r} is not {{threshold, grow_threshold}}")
+        return cls(**stored)
+
+
+# ----------------------------------------------------------------------------------------------- tokens
+
+
+def entity_tags(probs: "Tensor", threshold: float = THRESHOLD, outside_id: int = 0) -> "Tensor":
+    """Tag ids from class probabilities (..., tags): a token is an identifier when its identifier probability
+    ``1 - P(O)`` exceeds ``threshold``, and then gets its most likely entity tag; otherwise ``O``.
+
+    At 0.5 this differs from the argmax where the identifier probability is the larger but is spread over several
+    entity types (``O`` 0.4, person 0.3, company 0.3 is an identifier). Lower thresholds trade precision for recall.
+    """
+    import torch
+
+    entity_probs = probs.clone()
+    entity_probs[..., outside_id] = -1
+    best_entity = entity_probs.argmax(dim=-1)
+    return torch.where(probs[..., outside_id] < 1 - threshold, best_entity, torch.full_like(best_entity, outside_id))
+
+
+@dataclass
+class TokenPredictions:
+    """Per-token model output of one document after merging its windows."""
+
+    offsets: list[tuple[int, int]]
+    tags: list[int] = field(default_factory=list)
+    scores: list[float] = field(default_factory=list)  # 1 - P(O)
+    morphemes: list[tuple[int, int]] | None = None  # the text's morpheme_pieces when the tokenizer gave them
+    types: list[int] = field(default_factory=list)  # the most likely entity tag, whatever its probability (triage)
+
+
+def merge_windows(
+    n_docs: int, windows: Sequence, outputs: Sequence[tuple[list[int], list[float], list[int]]]
+) -> list[TokenPredictions]:
+    """Concatenate each window's own tokens (every token comes from the window where it is most central)."""
+    merged = [TokenPredictions([]) for _ in range(n_docs)]
+    for window, (tags, scores, types) in zip(windows, outputs):
+        doc = merged[window.doc]
+        own = slice(1 + window.own_start - window.start, 1 + window.own_end - window.start)
+        doc.offsets.extend(window.offsets[own])
+        doc.tags.extend(tags)
+        doc.scores.extend(scores)
+        doc.types.extend(types)
+    return merged
+
+
+def token_spans(tag_ids: Sequence[int], label_set: "LabelSet") -> list[tuple[int, int, str]]:
+    """Token spans ``[start, end)`` with their entity type. IO: consecutive tokens of one type merge; BIO: B starts
+    a new span and an I that does not continue a span of its type starts one too."""
+    spans: list[tuple[int, int, str]] = []
+    start, current = 0, None
+    for index, tag_id in enumerate(tag_ids):
+        tag_id = int(tag_id)
+        if not 0 <= tag_id < len(label_set.names):
+            raise ValueError(f"tag id {tag_id} at position {index} is outside 0..{len(label_set.names) - 1}")
+        tag = label_set.tag(tag_id)
+        if tag is not None and tag[0] == current and not tag[1]:
+            continue
+        if current is not None:
+            spans.append((start, index, current))
+        start, current = index, (tag[0] if tag is not None else None)
+    if current is not None:
+        spans.append((start, len(tag_ids), current))
+    return spans
+
+
+# ----------------------------------------------------------------------------------------------- characters
+
+
+def grow_within_word(prediction: TokenPredictions, first: int, last: int, threshold: float) -> tuple[int, int]:
+    """Token span ``[first, last)`` grown over the untagged tokens touching it inside the same word (no whitespace
+    between) whose entity score ``1 - P(O)`` exceeds ``threshold``: the low threshold of a hysteresis, so a word the
+    model marks in part (``부산|은행``, ``이|깜히|전``) is replaced whole while particles (scores near 0) stay."""
+    offsets, tags, scores = prediction.offsets, prediction.tags, prediction.scores
+    # touching: no character between (the bytes of one character share its offsets)
+    while first > 0 and tags[first - 1] == 0 and scores[first - 1] > threshold:
+        if offsets[first - 1][1] < offsets[first][0]:
+            break
+        first -= 1
+    while last < len(tags) and tags[last] == 0 and scores[last] > threshold:
+        if offsets[last][0] > offsets[last - 1][1]:
+            break
+        last += 1
+    return first, last
+
+
+def widen_to_morphemes(
+    pieces: Sequence[tuple[int, int]], piece_ends: Sequence[int], text: str, start: int, end: int
+) -> tuple[int, int]:
+    """``[start, end)`` widened to the morphemes it touches (the space a piece starts with stays out), except a
+    particle ending the last one past ``end``: Mecab keeps a rare syllable and its particle in one unknown
+    morpheme (``김|냘라의``) where the model tagged only the name's tokens (``김냘라``)."""
+    for piece_start, piece_end in pieces[bisect.bisect_right(piece_ends, start) :]:
+        if piece_start >= end:
+            break
+        while piece_start < piece_end and text[piece_start].isspace():
+            piece_start += 1
+        if piece_start < start and piece_start < piece_end:
+            start = piece_start
+        if piece_end > end:
+            end = piece_end - len(trailing_particle(text[end:piece_end]))
+    return start, end
+
+
+# Latin letters and digits joined by . _ - (an account name, a handle, a code); at least one letter
+_LATIN_RUN = re.compile(r"[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)*")
+_LATIN_RUN_CHARS = frozenset(string.ascii_letters + string.digits + "._-")
+
+
+def widen_to_latin_runs(text: str, start: int, end: int) -> tuple[int, int]:
+    """``[start, end)`` widened over a run of Latin letters and digits joined by ``.``, ``_`` or ``-`` that it cuts
+    (``'raye|.6'``, ``kim|_88``): Mecab-ko splits such a handle at its punctuation, and the model may tag one part
+    only, which would leave the rest of an identifier in the text. Runs without a letter (dates, amounts) are left
+    as they are."""
+    for edge in (start, end - 1):
+        left = edge
+        while left > 0 and text[left - 1] in _LATIN_RUN_CHARS:
+            left -= 1
+        for match in _LATIN_RUN.finditer(text, left):
+            if match.start() > edge:
+                break
+            if match.end() > edge and any(c.isalpha() for c in match.group()):
+                start, end = min(start, match.start()), max(end, match.end())
+    return start, end
+
+
+def aggregate(
+    text: str, prediction: TokenPredictions, label_set: "LabelSet", point: OperatingPoint
+) -> list[ScoredSpan]:
+    """The model's character spans of one document (source ``"model"``, score the mean ``1 - P(O)`` of their
+    tokens), aggregated as ``point.aggregation`` says."""
+    if not prediction.tags:
+        return []
+    pieces = prediction.morphemes if prediction.morphemes is not None else morpheme_pieces(text)
+    piece_ends = [piece_end for _, piece_end in pieces]
+    spans = []
+    for first, last, entity_type in token_spans(prediction.tags, label_set):
+        if point.aggregation is Aggregation.HYSTERESIS:
+            first, last = grow_within_word(prediction, first, last, point.grow_threshold)  # type: ignore[arg-type]
+        start, end = prediction.offsets[first][0], prediction.offsets[last - 1][1]
+        start, end = widen_to_latin_runs(text, *widen_to_morphemes(pieces, piece_ends, text, start, end))
+        info = label_set.describe(entity_type)
+        score = sum(prediction.scores[first:last]) / (last - first)
+        spans.append(
+            ScoredSpan(start, end, info.label or entity_type, score, "model", info.category, info.tier1)
+        )
+    return spans

@@ -1,0 +1,140 @@
+"""Writing model artefacts: a Thunder checkpoint as an export directory (``thunder export``), any token classifier
+with its tokenizer and label set as one (``thunder import``), never over an existing directory; an ONNX graph of an
+export's model added to it (``thunder export --onnx``, :func:`write_onnx`).
+
+An export directory holds a ``save_pretrained`` model (safetensors; ``config.json`` with ``id2label``), the tokenizer
+files and ``thunder.json`` (:data:`~thunder.model.loader.EXPORT_FORMAT`: task, tokenizer fingerprint, label set with
+its taxonomy, operating point, recipe); :meth:`thunder.model.loader.Artefact.open` reads it back.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any
+
+import torch
+from transformers import PreTrainedModel
+
+from thunder.language.release_tokenizer import load_tokenizer
+from thunder.model.inference import PRECISIONS, probe_batch
+from thunder.model.loader import (
+    EXPORT_FILE,
+    EXPORT_FORMAT,
+    Artefact,
+    ArtefactError,
+    check_fit,
+    check_graph,
+    checkpoint_recipe,
+    label_set_from_dict,
+    model_from_checkpoint,
+    read_checkpoint,
+    read_export_info,
+    sha256,
+    thunder_entry,
+    tokenizer_fingerprint,
+    tokenizer_from_files,
+)
+
+OPSET = 18  # the ONNX opset of the graphs thunder export writes
+
+
+def check_new_directory(out: str | Path) -> Path:
+    """``out`` as a Path when it is absent or an empty directory (exports never overwrite)."""
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise FileExistsError(f"{out} exists and is not empty; choose a new directory")
+    return out
+
+
+def export_checkpoint(checkpoint: str | Path, out: str | Path, tokenizer: str | Path | None = None) -> Path:
+    """Write the Hugging Face directory of a MaskedLM / TokenClassifier checkpoint (file or sharded directory).
+
+    ``tokenizer`` is needed only when the checkpoint stores none; one that differs from the stored one is refused.
+    """
+    out = check_new_directory(out)
+    data = read_checkpoint(checkpoint, allow_sharded=True)
+    entry = thunder_entry(data, checkpoint)
+    model = model_from_checkpoint(data, entry, checkpoint)
+    if tokenizer is not None:
+        tok = load_tokenizer(tokenizer)
+    elif "tokenizer_files" in entry:
+        tok = tokenizer_from_files(entry["tokenizer_files"], checkpoint)
+    else:
+        raise ArtefactError(f"{checkpoint} stores no tokenizer (trained without one?): pass --tokenizer DIR")
+    label_set = label_set_from_dict(entry["label_set"]) if "label_set" in entry else None
+    check_fit(model.config, tok, entry.get("tokenizer_fingerprint"), label_set, checkpoint)
+    info: dict[str, Any] = {"operating_point": entry["operating_point"]} if "operating_point" in entry else {}
+    recipe = checkpoint_recipe(data)
+    if recipe:
+        info["recipe"] = recipe
+    return write_export(out, model, tok, label_set, entry["task"], **info)
+
+
+def write_export(
+    out: str | Path, model: PreTrainedModel, tokenizer: Any, label_set: Any, task: str, **info: Any
+) -> Path:
+    """Write an export directory: safetensors weights and config, tokenizer files, ``thunder.json`` (+ ``info``)."""
+    out = check_new_directory(out)
+    description: dict[str, Any] = {"format": EXPORT_FORMAT, "task": task, "tokenizer": tokenizer_fingerprint(tokenizer)}
+    if label_set is not None:
+        description["label_set"] = label_set.to_dict()
+    model.save_pretrained(out, safe_serialization=True)
+    tokenizer.save_pretrained(out)
+    text = json.dumps({**description, **info}, ensure_ascii=False, indent=2) + "\n"
+    (out / EXPORT_FILE).write_text(text, encoding="utf-8")
+    return out
+
+
+def _export_graph(model: Any, path: Path) -> None:
+    """The model as an ONNX graph with dynamic batch and length (``torch.onnx.export``, the dynamo exporter)."""
+    batch = probe_batch(model.config.vocab_size)
+    windows, tokens = torch.export.Dim("windows"), torch.export.Dim("tokens", max=1 << 16)
+    exporter_log = logging.getLogger("torch.onnx")  # notes about optional packages (torchvision) and renamed axes
+    level = exporter_log.level
+    exporter_log.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            program = torch.onnx.export(
+                model.eval(), (), kwargs=dict(batch), input_names=["input_ids", "attention_mask"],
+                output_names=["logits"], opset_version=OPSET, dynamo=True, optimize=True, verbose=False,
+                dynamic_shapes={"input_ids": {0: windows, 1: tokens}, "attention_mask": {0: windows, 1: tokens}},
+            )  # fmt: skip
+    finally:
+        exporter_log.setLevel(level)
+    program.save(str(path))
+
+
+def write_onnx(directory: str | Path, precision: str = "int8") -> Path:
+    """Add an ONNX graph of an export directory's model (``precision`` fp32, or int8 linear-layer weights) and
+    record it in its ``thunder.json``; the graph is checked as at load before it is recorded."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"ONNX precision must be one of {sorted(PRECISIONS)}, got {precision!r}")
+    directory = Path(directory)
+    model = Artefact.open(directory).classifier().model
+    target = directory / PRECISIONS[precision]
+    with tempfile.TemporaryDirectory(dir=directory) as tmp:
+        graph = Path(tmp) / "model.onnx"
+        _export_graph(model, graph)
+        if precision == "int8":
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+
+            quantized = Path(tmp) / "model.int8.onnx"
+            quantize_dynamic(graph, quantized, weight_type=QuantType.QInt8)
+            graph = quantized
+        check_graph(graph, model, precision, directory)
+        graph.replace(target)
+    import onnxruntime
+
+    info = read_export_info(directory)
+    info["onnx"] = {"file": target.name, "precision": precision, "sha256": sha256(target), "opset": OPSET,
+                    "torch": torch.__version__, "onnxruntime": onnxruntime.__version__}  # fmt: skip
+    info_path = directory / EXPORT_FILE
+    temporary = info_path.with_suffix(".tmp")
+    temporary.write_text(json.dumps(info, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    temporary.replace(info_path)
+    return target

@@ -1,0 +1,561 @@
+"""Reading model artefacts: one entry point, :meth:`Artefact.open`, for every format Thunder reads.
+
+:meth:`Artefact.open` recognises the format of a path once:
+
+- ``export``: a Thunder export directory (``thunder export``, ``thunder import``): ``thunder.json``, safetensors
+  weights, ``config.json`` with ``id2label``, the tokenizer files;
+- ``checkpoint``: a Lightning ``.ckpt`` file written by :class:`~thunder.model.modules.TokenClassifier` or
+  :class:`~thunder.model.modules.MaskedLM` (``checkpoint["thunder"]``: task, Hugging Face config, tokenizer files and
+  fingerprint, label set with its taxonomy, operating point);
+- ``sharded``: a sharded training checkpoint (a directory with ``meta.pt``);
+- ``release``: a published SNU Thunder-DeID model directory, converted in memory by :mod:`thunder.model.release`;
+- ``huggingface``: any other Hugging Face model directory (an encoder to start from).
+
+Its methods give what each caller needs: :meth:`Artefact.classifier` a token classifier for de-identification (model,
+tokenizer, label set and operating point, checked against each other), :meth:`Artefact.pretrained` weights to start
+training from, :attr:`Artefact.task` and :meth:`Artefact.recipe` without loading weights. Nothing is unpickled at
+inference: ``.ckpt`` files are read with ``weights_only=True``, sharded checkpoints are read only to start training
+or to export (PyTorch's distributed-checkpoint metadata is pickled), names of stored files must be plain file names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, NamedTuple
+
+import torch
+from torch import Tensor
+from transformers import (
+    AutoConfig,
+    AutoModelForMaskedLM,
+    AutoModelForTokenClassification,
+    PretrainedConfig,
+    PreTrainedModel,
+)
+
+from thunder.language.release_tokenizer import load_tokenizer
+from thunder.model.decoding import OperatingPoint
+from thunder.model.inference import (
+    PRECISIONS,
+    PROBE_TOLERANCE,
+    RUNTIMES,
+    OnnxRuntime,
+    Runtime,
+    TorchRuntime,
+    probe_batch,
+)
+from thunder.model.release import MappedLabelSet, is_release_dir, load_release
+from thunder.taxonomy import LabelSet, Taxonomy
+
+Task = Literal["mlm", "token-classification"]
+Format = Literal["export", "checkpoint", "sharded", "release", "huggingface"]
+AUTO_CLASSES: dict[str, Any] = {"mlm": AutoModelForMaskedLM, "token-classification": AutoModelForTokenClassification}
+EXPORT_FILE = "thunder.json"
+EXPORT_FORMAT = "thunder-export/2"
+_WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
+EMBEDDING_PADDING = 128  # embedding rows no token reaches that a model may carry (vocabularies padded for speed)
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}")
+
+
+class ArtefactError(ValueError):
+    """A model artefact that cannot be used as it is: unsafe, incomplete, or parts that do not fit together."""
+
+
+class LoadedModel(NamedTuple):
+    """A token classifier ready for de-identification, with the operating point it was validated at and the runtime
+    that runs it (``model`` and ``runtime`` are None when read without weights)."""
+
+    model: PreTrainedModel | None
+    tokenizer: Any
+    label_set: LabelSet
+    operating_point: OperatingPoint
+    runtime: Runtime | None = None
+
+
+@dataclass(frozen=True)
+class Artefact:
+    """A model on disk and its format (see the module); :meth:`open` is the way in."""
+
+    path: Path
+    format: Format
+
+    @classmethod
+    def open(cls, path: str | Path) -> Artefact:
+        """The artefact at ``path``, its format recognised (``FileNotFoundError`` when nothing is there)."""
+        path = Path(path)
+        if path.is_file():
+            return cls(path, "checkpoint")
+        if not path.is_dir():
+            raise FileNotFoundError(f"model not found: {path}")
+        if (path / "meta.pt").is_file():
+            return cls(path, "sharded")
+        if (path / EXPORT_FILE).exists():
+            return cls(path, "export")
+        return cls(path, "release" if is_release_dir(path) else "huggingface")
+
+    # -- without weights
+
+    def info(self) -> dict[str, Any]:
+        """An export's description (``thunder.json``)."""
+        return read_export_info(self.path)
+
+    @property
+    def task(self) -> str | None:
+        """``mlm`` or ``token-classification`` (read without loading the weights); None for a sharded training
+        checkpoint or another Hugging Face directory."""
+        if self.format == "export":
+            return self.info()["task"]
+        if self.format == "checkpoint":
+            return thunder_entry(_read_plain(self.path, mmap=True), self.path)["task"]
+        return "token-classification" if self.format == "release" else None
+
+    def recipe(self) -> dict[str, Any] | None:
+        """The training recipe stored with the model (an export's ``thunder.json``, a ``.ckpt`` file's data module
+        state), read without loading the weights; None for a model that stores none."""
+        if self.format == "export":
+            return self.info().get("recipe")
+        if self.format != "checkpoint":
+            return None
+        try:
+            checkpoint = _read_plain(self.path, mmap=True)
+        except ArtefactError:  # not a checkpoint of plain data: loading the model says why
+            return None
+        return checkpoint_recipe(checkpoint) if isinstance(checkpoint, Mapping) else None
+
+    # -- token classifiers
+
+    def classifier(self, taxonomy: Taxonomy | None = None, weights: bool = True, runtime: str = "auto") -> LoadedModel:
+        """The token classifier: model (a transformers ``...ForTokenClassification`` in eval mode on the CPU; None
+        without ``weights``), tokenizer, label set, operating point and ``runtime`` (:meth:`runtime`), checked
+        against each other (:class:`ArtefactError`).
+
+        The label set is rebuilt on the taxonomy stored with it; an explicit ``taxonomy`` must be the same one
+        (``LabelSetMismatch`` otherwise). The operating point is the stored one; an artefact that stores none (a
+        release, or written before it was stored) gets ``OperatingPoint()``. A sharded checkpoint is refused
+        (export it first), and so is a Hugging Face directory that is not a Thunder export.
+        """
+        if runtime not in RUNTIMES:
+            raise ValueError(f"runtime must be one of {', '.join(RUNTIMES)}, got {runtime!r}")
+        if self.format == "release":
+            check_weight_files(self.path)
+            model, tokenizer, label_set, _ = load_release(self.path, taxonomy=taxonomy)
+            if not weights:
+                return LoadedModel(None, tokenizer, label_set, OperatingPoint())
+            return LoadedModel(model, tokenizer, label_set, OperatingPoint(), self.runtime(model, runtime))
+        if self.format == "sharded":
+            raise ArtefactError(f"{self.path} is a sharded training checkpoint; export it first: "
+                                f"thunder export --checkpoint {self.path} --out DIR")  # fmt: skip
+        if self.format == "huggingface":
+            read_export_info(self.path)  # names what is missing
+        parts = self._export_parts(weights) if self.format == "export" else self._checkpoint_parts(weights)
+        model, config, tokenizer, stored_tokenizer, stored, point_source = parts
+        label_set = label_set_from_dict(stored["label_set"], taxonomy)
+        if model is not None:
+            _check_head(model, self.path)
+        check_fit(config, tokenizer, stored_tokenizer, label_set, self.path)
+        try:
+            operating_point = OperatingPoint.from_dict(stored.get("operating_point"))
+        except ValueError as error:
+            raise ArtefactError(f"{point_source}: {error}") from None
+        run = self.runtime(model, runtime) if model is not None else None
+        return LoadedModel(model, tokenizer, label_set, operating_point, run)
+
+    def _export_parts(self, weights: bool) -> tuple:
+        info = self.info()
+        _check_classifier(info["task"], self.path)
+        if "label_set" not in info:
+            raise ArtefactError(f"{self.path / EXPORT_FILE}: no label set")
+        if not (self.path / "model.safetensors").is_file() and not (self.path / "model.safetensors.index.json").is_file():
+            raise ArtefactError(f"{self.path}: no safetensors weights (model.safetensors); refusing other formats")
+        check_weight_files(self.path)
+        model = None
+        if weights:
+            model = AUTO_CLASSES["token-classification"].from_pretrained(self.path, use_safetensors=True).eval()
+        config = model.config if model is not None else AutoConfig.from_pretrained(self.path)
+        if info.get("tokenizer") is None:
+            raise ArtefactError(f"{self.path / EXPORT_FILE}: no tokenizer fingerprint (an export of an older Thunder?): "
+                                "export the checkpoint again")  # fmt: skip
+        return model, config, load_tokenizer(self.path), info["tokenizer"], info, self.path / EXPORT_FILE
+
+    def _checkpoint_parts(self, weights: bool) -> tuple:
+        data = read_checkpoint(self.path)
+        entry = thunder_entry(data, self.path)
+        _check_classifier(entry["task"], self.path)
+        if "tokenizer_files" not in entry:
+            raise ArtefactError(f"{self.path} stores no tokenizer: export it with `thunder export --tokenizer DIR` first")
+        tokenizer = tokenizer_from_files(entry["tokenizer_files"], self.path)
+        model = model_from_checkpoint(data, entry, self.path) if weights else None
+        config = model.config if model is not None else config_from_dict(entry["hf_config"])
+        return model, config, tokenizer, entry.get("tokenizer_fingerprint"), entry, self.path
+
+    def runtime(self, model: PreTrainedModel, runtime: str = "auto") -> Runtime:
+        """What runs ``model``: ``torch``, ``onnx`` (the export's ONNX graph, which must exist, be the one
+        ``thunder.json`` records and agree with the weights: :func:`~thunder.model.inference.check_graph`) or
+        ``auto`` (the ONNX graph when the export has one, else PyTorch)."""
+        path = self.path
+        recorded = self.info().get("onnx") if self.format == "export" else None
+        if runtime == "torch" or (runtime == "auto" and recorded is None):
+            return TorchRuntime(model)
+        if recorded is None:
+            raise ArtefactError(f"{path}: no ONNX graph (add one with thunder export --onnx int8)")
+        if not isinstance(recorded, dict) or recorded.get("precision") not in PRECISIONS:
+            raise ArtefactError(f"{path / EXPORT_FILE}: the 'onnx' entry names no known precision")
+        name = plain_file_name(recorded.get("file"), path / EXPORT_FILE)
+        graph = path / name
+        if not graph.is_file():
+            raise ArtefactError(f"{graph}: the ONNX graph thunder.json names is missing")
+        if sha256(graph) != recorded.get("sha256"):
+            raise ArtefactError(f"{graph}: SHA-256 differs from the one thunder.json records (changed after export?)")
+        try:
+            import onnxruntime  # noqa: F401
+        except ImportError:
+            raise ArtefactError(f"{path} has an ONNX graph but onnxruntime is not installed: pip install "
+                                "'thunder-deid[onnx]', or pass --runtime torch") from None  # fmt: skip
+        return check_graph(graph, model, recorded["precision"], path)
+
+    # -- weights to start training from
+
+    def pretrained(self) -> tuple[PretrainedConfig, dict[str, Tensor]]:
+        """Config and weights to start from (``init_from``): a Thunder checkpoint (sharded ones included), an
+        export or another Hugging Face directory."""
+        if self.format in ("export", "huggingface", "release"):
+            return AutoConfig.from_pretrained(self.path), read_hf_weights(self.path)
+        checkpoint = read_checkpoint(self.path, allow_sharded=True)
+        return config_from_dict(thunder_entry(checkpoint, self.path)["hf_config"]), model_state(checkpoint)
+
+
+def _check_classifier(task: str, path: Path) -> None:
+    if task != "token-classification":
+        raise ArtefactError(f"{path} holds a {task!r} model, not a token classifier")
+
+
+# ----------------------------------------------------------------------------------------------- checkpoints
+
+
+def read_checkpoint(path: str | Path, allow_sharded: bool = False) -> dict[str, Any]:
+    """A Lightning checkpoint as one dict on the CPU, tensors and plain data only (``weights_only=True``).
+
+    A sharded directory is read only with ``allow_sharded`` (resuming or exporting one's own training run: PyTorch's
+    distributed-checkpoint metadata is pickled); inference refuses it.
+    """
+    path = Path(path)
+    if path.is_dir() and (path / "meta.pt").is_file():
+        if not allow_sharded:
+            raise ArtefactError(
+                f"{path} is a sharded training checkpoint; export it first: thunder export --checkpoint {path} --out DIR"
+            )
+        from lightning.fabric.utilities.load import _load_distributed_checkpoint
+
+        return _load_distributed_checkpoint(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"checkpoint not found: {path}")
+    return _read_plain(path)
+
+
+def _read_plain(path: Path, mmap: bool = False) -> Any:
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True, mmap=mmap)
+    except Exception as error:  # the safe unpickler refuses anything but tensors and plain data
+        raise unloadable(path, error) from None
+
+
+def unloadable(path: str | Path, error: BaseException) -> ArtefactError:
+    """The one-line error for a checkpoint ``torch.load(weights_only=True)`` refused with ``error``."""
+    lines = [line.strip() for line in re.sub(r"\x1b\[[0-9;]*m", "", str(error)).splitlines() if line.strip()]
+    reason = next((line for line in lines if line.startswith("WeightsUnpickler error")), lines[0] if lines else "")
+    reason = reason.split(". Please use")[0]  # not torch's advice to allow what was refused
+    reason = reason or type(error).__name__
+    return ArtefactError(f"{path}: not a loadable checkpoint of tensors and plain data ({reason})")
+
+
+def thunder_entry(checkpoint: Mapping[str, Any], path: str | Path) -> dict[str, Any]:
+    """The ``"thunder"`` entry of a checkpoint written by Thunder's MaskedLM or TokenClassifier."""
+    entry = checkpoint.get("thunder") if isinstance(checkpoint, Mapping) else None
+    if not isinstance(entry, dict) or "task" not in entry or "hf_config" not in entry:
+        raise ArtefactError(f"{path} is not a Thunder checkpoint (no 'thunder' entry; written by another module?)")
+    if entry["task"] not in AUTO_CLASSES:
+        raise ArtefactError(f"{path}: unknown task {entry['task']!r}")
+    return entry
+
+
+def checkpoint_recipe(checkpoint: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The training recipe a data module (``thunder.data``) kept in its checkpoint state, if any."""
+    for value in checkpoint.values():
+        if isinstance(value, Mapping) and isinstance(value.get("recipe"), Mapping):
+            return dict(value["recipe"])
+    return None
+
+
+def read_export_info(path: Path) -> dict[str, Any]:
+    """The description (``thunder.json``) of an export directory."""
+    info_path = path / EXPORT_FILE
+    if not info_path.is_file():
+        raise FileNotFoundError(f"{info_path} not found: {path} is not a Thunder export (thunder export ...)")
+    try:
+        info = json.loads(info_path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ArtefactError(f"{info_path}: not valid JSON ({error})") from None
+    if not isinstance(info, dict) or "task" not in info:
+        raise ArtefactError(f"{info_path}: not a Thunder export description")
+    return info
+
+
+# ----------------------------------------------------------------------------------------------- weights
+
+
+def check_weight_files(directory: str | Path) -> list[str]:
+    """The weight files of a Hugging Face model directory that loading reads (``model.safetensors``,
+    ``pytorch_model.bin`` and the shards their ``*.index.json`` weight maps name), each checked to be a plain file
+    name of a file inside ``directory``, links resolved: a name like ``../outside.safetensors``, an absolute path
+    or a link out of the directory is an :class:`ArtefactError`."""
+    directory = Path(directory)
+    root = directory.resolve()
+    named: dict[str, Path] = {}  # file name -> where it is named
+    for name in (*_WEIGHT_FILES, "pytorch_model.bin.index.json"):
+        if not (directory / name).exists() and not (directory / name).is_symlink():
+            continue
+        named[name] = directory
+        if name.endswith(".index.json"):
+            named |= {shard: directory / name for shard in sorted(set(_weight_map(directory / name).values()))}
+    for name, source in named.items():
+        path = directory / plain_file_name(name, source)
+        if path.resolve().parent != root:
+            raise ArtefactError(f"{path} leads out of the model directory (to {path.resolve()}); refusing to load it")
+        if not path.is_file():
+            raise ArtefactError(f"{path}: weight file missing")
+    return list(named)
+
+
+def _weight_map(index: Path) -> dict[str, Any]:
+    """The ``weight_map`` of a sharded checkpoint's index (parameter name -> shard file name)."""
+    try:
+        weight_map = json.loads(index.read_text(encoding="utf-8")).get("weight_map")
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError) as error:
+        raise ArtefactError(f"{index}: not a weight index ({error})") from None
+    if not isinstance(weight_map, dict):
+        raise ArtefactError(f"{index}: no weight_map")
+    return weight_map
+
+
+def read_hf_weights(directory: Path) -> dict[str, Tensor]:
+    """The weights of a Hugging Face model directory (safetensors, else ``pytorch_model.bin`` read safely), read
+    only from files inside it (:func:`check_weight_files`)."""
+    from safetensors.torch import load_file
+
+    check_weight_files(directory)
+    if (directory / "model.safetensors").is_file():
+        return load_file(directory / "model.safetensors")
+    index = directory / "model.safetensors.index.json"
+    if index.is_file():
+        state: dict[str, Tensor] = {}
+        for shard in sorted(set(_weight_map(index).values())):
+            state.update(load_file(directory / shard))
+        return state
+    if (directory / "pytorch_model.bin").is_file():
+        return torch.load(directory / "pytorch_model.bin", map_location="cpu", weights_only=True)
+    raise FileNotFoundError(f"no model weights ({', '.join(_WEIGHT_FILES)}) in {directory}")
+
+
+def has_weights(directory: str | Path) -> bool:
+    """Whether a Hugging Face model directory holds weights (not just a config)."""
+    return any((Path(directory) / name).is_file() for name in _WEIGHT_FILES)
+
+
+def config_from_dict(d: Mapping[str, Any]) -> PretrainedConfig:
+    """Inverse of ``PretrainedConfig.to_dict()``."""
+    d = dict(d)
+    return AutoConfig.for_model(d.pop("model_type"), **d)
+
+
+def model_state(checkpoint: Mapping[str, Any]) -> dict[str, Tensor]:
+    """The backbone weights of a Thunder checkpoint, with Hugging Face parameter names."""
+    return {k.removeprefix("model."): v for k, v in checkpoint["state_dict"].items() if k.startswith("model.")}
+
+
+def load_weights(model: PreTrainedModel, state: Mapping[str, Tensor], encoder_only: bool, source: str | Path) -> None:
+    """Load ``state`` into ``model``; every encoder (base model) weight must be present with the same shape.
+
+    ``encoder_only`` skips heads (a token classifier initialised from an MLM gets a new classification head).
+    States saved from a bare base model (no ``<prefix>.`` in the names) are accepted.
+    """
+    prefix = model.base_model_prefix + "."
+    if not any(k.startswith(prefix) for k in state):
+        state = {prefix + k: v for k, v in state.items()}
+    if encoder_only:
+        state = {k: v for k, v in state.items() if k.startswith(prefix)}
+    own = model.state_dict()
+    mismatched = [k for k, v in state.items() if k in own and own[k].shape != v.shape]
+    if mismatched:
+        raise ArtefactError(f"{source}: shapes differ from the model for {mismatched[:5]} (another backbone config?)")
+    missing, _ = model.load_state_dict(state, strict=False)
+    missing_weights = [k for k in missing if not encoder_only or k.startswith(prefix)]
+    if missing_weights:
+        raise ArtefactError(f"{source}: weights missing for {missing_weights[:5]} (not the same architecture?)")
+
+
+def model_from_checkpoint(checkpoint: Mapping[str, Any], entry: Mapping[str, Any], source: str | Path) -> PreTrainedModel:
+    """The transformers model of a Thunder checkpoint, in eval mode on the CPU."""
+    model = AUTO_CLASSES[entry["task"]].from_config(config_from_dict(entry["hf_config"]))
+    load_weights(model, model_state(checkpoint), encoder_only=False, source=source)
+    return model.eval()
+
+
+# ----------------------------------------------------------------------------------------------- tokenizers
+
+
+def tokenizer_files(tokenizer: Any) -> dict[str, bytes]:
+    """The files ``tokenizer.save_pretrained`` writes, by name (stored in checkpoints)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        tokenizer.save_pretrained(tmp)
+        return {p.name: p.read_bytes() for p in Path(tmp).iterdir() if p.is_file()}
+
+
+def plain_file_name(name: Any, source: str | Path) -> str:
+    """``name`` when it is a plain file name (no directory part, no leading dot); else :class:`ArtefactError`."""
+    if not isinstance(name, str) or not _PLAIN_NAME.fullmatch(name):
+        raise ArtefactError(f"{source}: refusing the stored file name {name!r} (not a plain file name)")
+    return name
+
+
+def write_files(files: Mapping[str, bytes], directory: str | Path, source: str | Path = "checkpoint") -> None:
+    """Write stored tokenizer files into ``directory``; every name must be a plain file name."""
+    checked = {plain_file_name(name, source): data for name, data in files.items()}
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, data in checked.items():
+        if not isinstance(data, bytes):
+            raise ArtefactError(f"{source}: stored file {name!r} is not bytes")
+        (directory / name).write_bytes(data)
+
+
+def tokenizer_from_files(files: Mapping[str, bytes], source: str | Path = "checkpoint") -> Any:
+    """The tokenizer stored in a checkpoint by :func:`tokenizer_files`."""
+    with tempfile.TemporaryDirectory() as tmp:
+        write_files(files, tmp, source)
+        return load_tokenizer(tmp)
+
+
+def tokenizer_fingerprint(tokenizer: Any) -> dict[str, Any]:
+    """Vocabulary size and a hash of the vocabulary in id order: two tokenizers agree iff these do."""
+    vocab = tokenizer.hf.get_vocab()
+    ordered = sorted(vocab.items(), key=lambda item: item[1])
+    blob = json.dumps(ordered, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return {"vocab_size": len(vocab), "sha256": hashlib.sha256(blob).hexdigest()}
+
+
+# ----------------------------------------------------------------------------------------------- fitting together
+
+
+def label_set_from_dict(d: Mapping[str, Any], taxonomy: Taxonomy | None = None) -> LabelSet:
+    """A stored label set on its own stored taxonomy, or on ``taxonomy`` (checked against the stored one)."""
+    kind = MappedLabelSet if d.get("kind") == "mapped" else LabelSet  # a converted release head (thunder.model.release)
+    return kind.from_dict(dict(d), taxonomy)
+
+
+def check_fit(
+    config: PretrainedConfig,
+    tokenizer: Any,
+    stored_tokenizer: Mapping[str, Any] | None,
+    label_set: LabelSet | None,
+    source: str | Path,
+) -> None:
+    """Refuse a tokenizer or label set that does not fit the model (:class:`ArtefactError`, one line).
+
+    The tokenizer's fingerprint is computed from the tokenizer as loaded from its files and compared with the
+    stored one; a stored fingerprint rewritten to match another tokenizer still meets the weights: the vocabulary
+    must fill the embeddings (fewer than :data:`EMBEDDING_PADDING` rows that no token reaches)."""
+    if tokenizer is not None:
+        found = tokenizer_fingerprint(tokenizer)
+        if stored_tokenizer is not None and dict(stored_tokenizer) != found:
+            raise ArtefactError(
+                f"{source}: the tokenizer ({found['vocab_size']} tokens, sha256 {found['sha256'][:12]}) is not the one "
+                f"the model was trained with ({stored_tokenizer.get('vocab_size')} tokens, sha256 "
+                f"{str(stored_tokenizer.get('sha256'))[:12]})"
+            )
+        if found["vocab_size"] > config.vocab_size:
+            raise ArtefactError(
+                f"{source}: the tokenizer has {found['vocab_size']} tokens but the model's embeddings only "
+                f"{config.vocab_size}"
+            )
+        if config.vocab_size - found["vocab_size"] >= EMBEDDING_PADDING:
+            raise ArtefactError(
+                f"{source}: the tokenizer has {found['vocab_size']} tokens but the model's embeddings "
+                f"{config.vocab_size}: not the tokenizer the model was trained with"
+            )
+    if label_set is not None:
+        names = list(label_set.names)
+        heads = [config.id2label[i] for i in range(config.num_labels)] if config.id2label else []
+        if config.num_labels != len(names) or heads != names:
+            raise ArtefactError(
+                f"{source}: the label set has {len(names)} tags but the classifier head {config.num_labels} "
+                f"({'different tags' if config.num_labels == len(names) else 'another size'}); refusing to relabel"
+            )
+
+
+def _check_head(model: PreTrainedModel, source: str | Path) -> None:
+    """The weights' own shapes agree with the config (a head or embedding resized behind the config's back)."""
+    rows = model.get_input_embeddings().weight.shape[0]
+    if rows != model.config.vocab_size:
+        raise ArtefactError(f"{source}: embeddings have {rows} rows, config.json says vocab_size {model.config.vocab_size}")
+    head = getattr(model, "classifier", None) or getattr(model, "score", None)
+    if head is not None and getattr(head, "out_features", model.config.num_labels) != model.config.num_labels:
+        raise ArtefactError(f"{source}: the classifier head has {head.out_features} outputs, config.json says "
+                            f"{model.config.num_labels} labels")  # fmt: skip
+
+
+# ----------------------------------------------------------------------------------------------- ONNX graphs
+
+
+def _reads_external_data(graph: Any) -> bool:
+    """Whether any tensor of an ONNX graph (initializers, node attributes, subgraphs) lives in another file."""
+    from onnx import TensorProto
+
+    tensors, subgraphs = list(graph.initializer), []
+    for node in graph.node:
+        for attribute in node.attribute:
+            tensors += [attribute.t, *attribute.tensors]
+            subgraphs += [attribute.g, *attribute.graphs]
+    return any(t.data_location == TensorProto.EXTERNAL for t in tensors) or any(
+        _reads_external_data(g) for g in subgraphs if g.node or g.initializer
+    )
+
+
+def check_graph(path: Path, model: Any, precision: str, source: Path) -> OnnxRuntime:
+    """The graph's runtime, when the graph holds all its weights and agrees with ``model`` on the probe batch."""
+    import onnx
+
+    if _reads_external_data(onnx.load(str(path), load_external_data=False).graph):
+        raise ArtefactError(f"{source / path.name}: the ONNX graph reads weights from other files; refusing it")
+    runtime = OnnxRuntime(path, precision)
+    batch = probe_batch(model.config.vocab_size)
+    expected = TorchRuntime(model)(batch).cpu()
+    try:
+        found = runtime(batch)
+    except Exception as error:  # noqa: BLE001  (a graph of another vocabulary or shape fails here)
+        raise ArtefactError(f"{source / path.name}: the ONNX graph does not run on this model's inputs "
+                            f"({type(error).__name__})") from None  # fmt: skip
+    if found.shape != expected.shape:
+        raise ArtefactError(f"{source / path.name}: the ONNX graph has {found.shape[-1]} tags, the model "
+                            f"{expected.shape[-1]}; refusing it")  # fmt: skip
+    real = batch["attention_mask"].bool()
+    difference = (found - expected)[real].abs().max().item()
+    if difference > PROBE_TOLERANCE[precision]:
+        raise ArtefactError(f"{source / path.name}: the ONNX graph's probabilities differ from the model's by "
+                            f"{difference:.3g} (> {PROBE_TOLERANCE[precision]} for {precision}): "
+                            "not this model's graph")  # fmt: skip
+    return runtime
+
+
+def sha256(path: Path) -> str:
+    """The SHA-256 of a file (an ONNX graph's, recorded in ``thunder.json``)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

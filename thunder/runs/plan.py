@@ -1,0 +1,490 @@
+"""One output plan for ``thunder deid`` and ``thunder predict``: where every document goes, what is done already,
+what produced it, one run at a time, and what happened.
+
+The steps, all but the last two before any document is read:
+
+1. **list**: :func:`thunder.documents.sources.list_inputs`, then one :class:`Slot` per document under the :class:`Layout`;
+2. **check**: refuse an output inside an input directory, over an input, or shared by two documents, and a
+   single-file output (``--spans``, ``--mapping``) that is an input or another output;
+3. **lock**: ``OUT/.thunder.lock`` (``flock``: the kernel releases it when its process dies, so the lock of a
+   killed run never blocks the next one; a second run while one is alive is refused);
+4. **record**: ``OUT/.thunder-run.json`` holds the settings that made the outputs (the model's SHA-256, the pipeline
+   options that change outputs, the output options); resuming under other settings is refused unless
+   ``overwrite``, and the line says what differs;
+5. **done set**: a killed run's temporary files are removed; a document whose output exists is skipped; a file
+   appended to (spans, mapping) keeps every line except the records that runs into ``OUT`` wrote for documents
+   this run writes again (unfinished ones);
+6. **write**: each document when done, its spans first and its output last (the output marks it done);
+7. **report**: a failed document as ``file:line: reason`` at once; at the end every skipped input with its reason
+   and ``N written, M already done, K failed, of T documents``; Ctrl-C or SIGTERM ends with ``interrupted: N of T
+   documents written`` and exit code 130.
+
+Two layouts: ``MIRROR`` (``thunder deid``: each input's relative path under ``OUT``, a JSONL input gives a JSONL
+output, one spans file) and ``PER_DOCUMENT`` (``thunder predict``: one text file per document, a JSONL record with
+id ``X`` of ``c.jsonl`` as ``OUT/c/X.txt``, its spans beside it as ``X.txt.spans.jsonl``, failures in
+``OUT/failed.jsonl``).
+"""
+
+from __future__ import annotations
+
+import datetime
+import fcntl
+import hashlib
+import json
+import os
+import signal
+import socket
+import sys
+from dataclasses import asdict, dataclass
+from enum import Enum
+from pathlib import Path, PurePosixPath
+from typing import Any, Callable, Mapping, Sequence
+
+from thunder.deid.pipeline import DeidResult, Deidentifier, DetectedSpan, PipelineOptions
+from thunder.documents.outputs import JsonlAppender, remove_temporary_files, write_atomic
+from thunder.documents.sources import Document, InputError, Listing, read_jsonl
+
+INTERRUPTED = 130  # exit code after Ctrl-C or SIGTERM
+LOCK_FILE = ".thunder.lock"
+RECORD_FILE = ".thunder-run.json"
+RECORD_FORMAT = "thunder-run/1"
+FAILED_FILE = "failed.jsonl"
+SPANS_SUFFIX = ".spans.jsonl"
+RESERVED = (LOCK_FILE, RECORD_FILE)
+
+
+def span_record(doc_id: str, span: DetectedSpan, file: str | None = None, with_text: bool = True) -> dict:
+    """The spans-file record of one span (``file``: the input's relative path); ``with_text=False`` leaves the
+    original identifier out."""
+    record: dict[str, Any] = {"doc": doc_id}
+    if file is not None:
+        record["file"] = file
+    record.update(asdict(span))
+    if not with_text:
+        del record["text"]
+    return record
+
+
+class Layout(str, Enum):
+    """Where each document's output goes under the output directory."""
+
+    MIRROR = "mirror"  # the input's relative path; a JSONL input gives a JSONL output; one spans file
+    PER_DOCUMENT = "per_document"  # one text file per document (JSONL records too), its spans file beside it
+
+
+@dataclass(frozen=True)
+class Slot:
+    """Where one document's output goes: the file ``name`` under the output directory, or (``record``) the line
+    with the document's id inside the JSONL file ``name``."""
+
+    name: str  # relative to the output directory (the input's relative path under MIRROR)
+    doc: str  # the document id, as the spans and mapping records name it
+    record: bool = False
+    where: str = ""  # the input, for messages: FILE or FILE:LINE
+    source: Path | None = None  # the input file (``in_place`` writes over it)
+
+
+def mirror_slots(listing: Listing) -> list[Slot]:
+    """The slots of ``thunder deid``'s inputs; two records of one JSONL file with one id are refused."""
+    slots = []
+    for file in listing.files:
+        if not file.jsonl:
+            slots.append(Slot(file.relative, str(file.path), where=str(file.path), source=file.path))
+            continue
+        first: dict[str, int] = {}
+        for doc in read_jsonl(file):
+            if doc.error is None and doc.id in first:
+                raise InputError(f"{file.path}:{doc.line}: id {doc.id!r} repeats line {first[doc.id]}")
+            first.setdefault(doc.id, doc.line or 0)
+            slots.append(Slot(file.relative, doc.id, True, doc.where, file.path))
+    return slots
+
+
+@dataclass
+class Counts:
+    """How many documents went which way (this process)."""
+
+    written: int = 0
+    already: int = 0
+    failed: int = 0
+
+
+class OutputPlan:
+    """The outputs of one run: checked, locked, recorded, resumed, written and reported (see the module docstring).
+
+    ``out`` None writes to stdout (``plain``: the bare text, else one ``{"id", "text"}`` line per document) or, with
+    ``in_place``, over each input file (through a symbolic link: over the file it names, the link stays). ``total``:
+    the documents of the inputs when some have no slot (unreadable ones).
+    """
+
+    def __init__(
+        self,
+        command: str,
+        layout: Layout,
+        out: Path | None,
+        listing: Listing,
+        slots: Sequence[Slot],
+        *,
+        in_place: bool = False,
+        total: int | None = None,
+        spans: Path | bool | None = None,
+        with_span_text: bool = True,
+        out_option: str = "--out",
+        overwrite_option: str = "--overwrite",
+    ) -> None:
+        self.command, self.layout, self.out, self.listing = command, layout, out, listing
+        self.slots, self.in_place, self.with_span_text = list(slots), in_place, with_span_text
+        self.spans_file = spans if isinstance(spans, Path) else None  # MIRROR: one file for every document
+        self.spans_beside = spans is True and layout is Layout.PER_DOCUMENT
+        self.out_option, self.overwrite_option = out_option, overwrite_option
+        self.plain = listing.stdin or (len(listing.files) == 1 and not listing.files[0].jsonl)
+        self.counts = Counts()
+        self.total = total if total is not None else 1 if listing.stdin else len(self.slots)
+        self._done: set[Slot] = set()
+        self._jsonl: dict[str, JsonlAppender] = {}
+        self._spans: JsonlAppender | None = None
+        self._failures: JsonlAppender | None = None
+        self._lock: int | None = None
+        self._record: dict[str, Any] | None = None
+        self._by_key = {(slot.name, slot.doc): slot for slot in self.slots}
+        self.failures_name = FAILED_FILE  # failed-<rank>.jsonl on each process of a distributed run
+
+    # -- check ------------------------------------------------------------------------------------------------
+
+    def names(self, slot: Slot) -> tuple[str, ...]:
+        """The files under the output directory that ``slot`` writes."""
+        return (slot.name, slot.name + SPANS_SUFFIX) if self.spans_beside else (slot.name,)
+
+    def check(self, files: Mapping[str, Path | None] | None = None) -> None:
+        """Refuse, before any work, outputs that could overwrite an input or one another (``files``: the run's
+        single-file outputs by option, e.g. ``{"--spans": path}``)."""
+        if self.in_place:
+            self._check_in_place()
+        inputs = {f.path.resolve() for f in self.listing.files}
+        outputs: set[Path] = set()
+        if self.out is not None:
+            outputs = self._check_out(inputs)
+        files = files or {}
+        named = {option: path.resolve() for option, path in files.items() if path is not None}
+        for option, real in named.items():
+            if real in inputs:
+                raise InputError(f"{option} {files[option]} is an input file")
+            if real in outputs:
+                raise InputError(f"{option} {files[option]} is also the output of an input")
+        if len(set(named.values())) < len(named):
+            raise InputError(f"{' and '.join(named)} name the same file")
+
+    def _check_in_place(self) -> None:
+        if self.out is not None:
+            raise InputError(f"--in_place writes each output over its input: drop {self.out_option}")
+        if self.listing.stdin:
+            raise InputError("--in_place needs input files, not stdin")
+        if any(f.jsonl for f in self.listing.files):
+            raise InputError(f"--in_place replaces text files only; give JSONL inputs an {self.out_option} directory")
+
+    def _check_out(self, inputs: set[Path]) -> set[Path]:
+        out = self.out
+        assert out is not None
+        real_out = out.resolve()
+        hint = " (or --in_place to replace the inputs)" if self.layout is Layout.MIRROR else ""
+        for directory in self.listing.directories:
+            if real_out == directory or directory in real_out.parents:
+                raise InputError(f"{self.out_option} {out} is inside the input directory {directory}; choose a "
+                                 f"directory outside the inputs{hint}")  # fmt: skip
+        reserved = RESERVED + ((FAILED_FILE,) if self.layout is Layout.PER_DOCUMENT else ())
+        owners: dict[str, Slot | None] = {name: None for name in reserved}
+        for slot in self.slots:
+            for name in self.names(slot):
+                other = owners.get(name, slot)
+                if other is not slot and not (slot.record and other is not None and other.source == slot.source):
+                    raise InputError(_collision(slot, other, out / name))
+                if (real_out / name).resolve() in inputs:
+                    raise InputError(f"{_owner(slot)}: its output {out / name} is an input file; choose another "
+                                     f"directory{hint}")  # fmt: skip
+                owners.setdefault(name, slot)
+        for name, slot in owners.items():
+            parent = next((str(p) for p in PurePosixPath(name).parents if str(p) in owners), None)
+            if parent is not None and slot is not None:
+                other = owners[parent]
+                taken = f"the output of {_owner(other)}" if other is not None else "a name the writer keeps for its own use"
+                raise InputError(f"{_owner(slot)}: its output {out / name} needs {out / parent} as a directory, but "
+                                 f"that is {taken}")  # fmt: skip
+        return {(real_out / name).resolve() for slot in self.slots for name in self.names(slot)}
+
+    # -- lock, record, done set -------------------------------------------------------------------------------
+
+    def claim(self, settings: Mapping[str, Any], overwrite: bool = False) -> None:
+        """Lock the output directory, compare the settings with those its outputs were made with (refused when
+        they differ, unless ``overwrite``: then they are removed), remove a killed run's temporary files. Done by
+        one process of a run (the first)."""
+        if self.out is None:
+            return
+        self.out.mkdir(parents=True, exist_ok=True)
+        self._take_lock()
+        record = self._read_record()
+        made = any(self._exists(slot) for slot in self.slots)
+        previous = (record or {}).get("settings")
+        if made and previous != dict(settings) and not overwrite:
+            differs = _differences(previous, settings) if previous is not None else (
+                "its outputs were made by a run that recorded no settings")  # fmt: skip
+            raise InputError(f"{self.out_option} {self.out} was made under other settings ({differs}); give "
+                             f"{self.overwrite_option} to redo it, or choose another directory")  # fmt: skip
+        if overwrite:
+            for slot in self.slots:
+                for name in self.names(slot):
+                    (self.out / name).unlink(missing_ok=True)
+        remove_temporary_files(self.out)
+        if self.layout is Layout.PER_DOCUMENT:
+            for stale in self.out.glob("failed*.jsonl"):  # the failures of an earlier run: redone now
+                stale.unlink()
+        self._record = {"format": RECORD_FORMAT, "command": self.command, "settings": dict(settings),
+                        "appended": (record or {}).get("appended", {})}  # fmt: skip
+
+    def resume(self) -> None:
+        """Note the documents whose output exists already (every process of a run)."""
+        if self.out is None:
+            return
+        if self.layout is Layout.MIRROR:
+            for name in {slot.name for slot in self.slots if slot.record}:
+                self._jsonl[name] = JsonlAppender(self.out / name, ours=0)
+            ids = {name: {str(r.get("id")) for r in appender.records} for name, appender in self._jsonl.items()}
+            self._done = {s for s in self.slots if (s.doc in ids[s.name] if s.record else self._exists(s))}
+        else:
+            self._done = {s for s in self.slots if self._exists(s)}
+        self.counts.already = len(self._done)
+
+    def pending(self) -> list[Slot]:
+        """The documents this run writes (again)."""
+        return [slot for slot in self.slots if slot not in self._done]
+
+    def ours(self, path: Path) -> int | None:
+        """Where in the appended file ``path`` the records of runs into the output directory begin (``None``: it
+        holds none of theirs, or it changed since)."""
+        entry = (self._record or {}).get("appended", {}).get(str(path.resolve()))
+        if not entry or not path.is_file():
+            return None
+        with path.open("rb") as stream:
+            head = stream.read(entry["from"])
+        return entry["from"] if hashlib.sha256(head).hexdigest() == entry["sha256"] else None
+
+    def open_spans(self) -> None:
+        """Open the spans file (``MIRROR``): a resumed run drops its own records of the documents it writes again."""
+        if self.spans_file is None:
+            return
+        self._spans = JsonlAppender(self.spans_file, self.ours(self.spans_file))
+        self._spans.drop_unfinished(lambda r: (r.get("file"), str(r.get("doc"))),
+                                    {(slot.name, slot.doc) for slot in self.pending()}, self._by_key)  # fmt: skip
+        self.appended(self.spans_file, self._spans.start)
+
+    def appended(self, path: Path, start: int) -> None:
+        """Remember that records of runs into the output directory begin at byte ``start`` of ``path``."""
+        if self._record is None:
+            return
+        with path.open("rb") as stream:
+            head = stream.read(start)
+        self._record["appended"][str(path.resolve())] = {"from": start, "sha256": hashlib.sha256(head).hexdigest()}
+
+    def save_record(self) -> None:
+        """Write the run record (before the first output)."""
+        if self._record is not None and self.out is not None:
+            write_atomic(self.out / RECORD_FILE, json.dumps(self._record, ensure_ascii=False, indent=2) + "\n")
+
+    def is_done(self, slot: Slot) -> bool:
+        return slot in self._done
+
+    def slot_of(self, doc: Document) -> Slot | None:
+        """The slot of a document read by :func:`thunder.documents.sources.read_documents` (``None``: stdin)."""
+        if doc.file is None:
+            return None
+        return self._by_key[(doc.file.relative, doc.id)]
+
+    def done_count(self) -> int:
+        """Documents whose output exists now (every process's)."""
+        if self.out is None:
+            return self.counts.written
+        if self.layout is Layout.MIRROR:
+            return len(self._done) + self.counts.written
+        return sum(self._exists(slot) for slot in self.slots)
+
+    # -- write and report -------------------------------------------------------------------------------------
+
+    def write(self, slot: Slot | None, result: DeidResult) -> None:
+        """Write one document: its spans, then its output (which marks it done). ``slot`` None: stdin."""
+        relative = slot.name if slot is not None and self.layout is Layout.MIRROR else None
+        doc = slot.doc if slot is not None else "<stdin>"
+        if self._spans is not None:
+            self._spans.write([span_record(doc, s, relative, self.with_span_text) for s in result.spans])
+        beside = self.spans_beside and self.out is not None and not self.in_place and not slot.record  # type: ignore[union-attr]
+        records = [span_record(doc, s) for s in result.spans] if beside else []
+        if self.out is None and not self.in_place:
+            line = json.dumps({"id": doc, "text": result.text}, ensure_ascii=False) + "\n"
+            sys.stdout.write(result.text if self.plain else line)
+            sys.stdout.flush()
+        elif self.in_place:
+            write_atomic(slot.source.resolve(), result.text)  # type: ignore[union-attr]
+        elif slot.record:  # type: ignore[union-attr]
+            self._jsonl[slot.name].write([{"id": doc, "text": result.text}])  # type: ignore[union-attr]
+        else:
+            target = self.out / slot.name  # type: ignore[operator, union-attr]
+            if beside:
+                lines = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
+                write_atomic(target.with_name(target.name + SPANS_SUFFIX), lines)
+            write_atomic(target, result.text)
+        self.counts.written += 1
+
+    def fail(self, where: str, reason: str, record: dict | None = None) -> None:
+        """Report a document that was not de-identified (``record``: its line of ``failed.jsonl``, PER_DOCUMENT)."""
+        self.counts.failed += 1
+        print(f"{self.command}: error: {where}: {reason}", file=sys.stderr, flush=True)
+        if record is not None and self.out is not None and self.layout is Layout.PER_DOCUMENT:
+            if self._failures is None:
+                self._failures = JsonlAppender(self.out / self.failures_name, ours=0)
+            self._failures.write([{**record, "error": reason}])
+
+    def report(self, summary: bool = True) -> None:
+        """Name every skipped input with its reason, then (``summary``) how many documents went which way."""
+        for line in self.listing.skipped:
+            print(f"{self.command}: {line}", file=sys.stderr, flush=True)
+        if summary:
+            print(f"{self.command}: {self.summary()}", file=sys.stderr, flush=True)
+
+    def summary(self) -> str:
+        already = f", {self.counts.already} already done" if self.counts.already else ""
+        return f"{self.counts.written} written{already}, {self.counts.failed} failed, of {self.total} documents"
+
+    def interrupted(self) -> str:
+        return f"interrupted: {self.done_count()} of {self.total} documents written"
+
+    def close(self) -> None:
+        """Close every file and release the lock (also after an error)."""
+        for appender in (*self._jsonl.values(), self._spans, self._failures):
+            if appender is not None:
+                appender.close()
+        self._jsonl, self._spans, self._failures = {}, None, None
+        if self._lock is not None:
+            os.close(self._lock)  # releases the flock
+            self._lock = None
+
+    # -- helpers ----------------------------------------------------------------------------------------------
+
+    def _exists(self, slot: Slot) -> bool:
+        path = self.out / slot.name  # type: ignore[operator]
+        return path.is_file() and (not slot.record or path.stat().st_size > 0)
+
+    def _take_lock(self) -> None:
+        path = self.out / LOCK_FILE  # type: ignore[operator]
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(descriptor, 300).decode("utf-8", "replace").strip() or "another process"
+            os.close(descriptor)
+            raise InputError(f"{self.out_option} {self.out} is locked by a run in progress ({holder}); wait for it "
+                             "to end, or choose another directory") from None  # fmt: skip
+        now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        os.ftruncate(descriptor, 0)
+        os.pwrite(descriptor, f"{self.command}, process {os.getpid()} on {socket.gethostname()} since {now}".encode(), 0)
+        self._lock = descriptor
+
+    def _read_record(self) -> dict[str, Any] | None:
+        path = self.out / RECORD_FILE  # type: ignore[operator]
+        if not path.is_file():
+            return None
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, ValueError) as error:
+            raise InputError(f"{path}: not a Thunder run record ({error}); remove it to redo the directory") from None
+        if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
+            raise InputError(f"{path}: not a Thunder run record ({RECORD_FORMAT}); remove it to redo the directory")
+        return record
+
+
+def _owner(slot: Slot) -> str:
+    """The input a slot's file belongs to (a JSONL output: the JSONL input)."""
+    return str(slot.source) if slot.record else slot.where
+
+
+def _collision(slot: Slot, other: Slot | None, target: Path) -> str:
+    if other is None:
+        return f"{slot.where}: its output {target} is a name the writer keeps for its own use"
+    if other.source == slot.source and other.doc == slot.doc and ":" in other.where:
+        return f"{slot.where}: id {slot.doc!r} repeats line {other.where.rpartition(':')[2]}"
+    return f"{slot.where}: would be written to {target}, as {other.where} is"
+
+
+def _differences(previous: Mapping[str, Any], current: Mapping[str, Any]) -> str:
+    def shown(value: Any) -> str:
+        if isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value):
+            value = value[:12]  # a SHA-256
+        return "none" if value is None else json.dumps(value, ensure_ascii=False)
+
+    keys = [*current, *(key for key in previous if key not in current)]
+    changed = [key for key in keys if previous.get(key) != current.get(key)]
+    return ", ".join(f"{key}: {shown(previous.get(key))} -> {shown(current.get(key))}" for key in changed)
+
+
+# ----------------------------------------------------------------------------------------------- settings
+
+
+def files_sha256(path: str | Path) -> str:
+    """SHA-256 over a file, or over a directory's files (their relative names and contents, in name order)."""
+    path = Path(path)
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    digest = hashlib.sha256()
+    for file in files:
+        digest.update(file.relative_to(path).as_posix().encode("utf-8") + b"\0" if path.is_dir() else b"")
+        with file.open("rb") as stream:
+            while chunk := stream.read(1 << 20):
+                digest.update(chunk)
+    return digest.hexdigest()
+
+
+def run_settings(pipeline: PipelineOptions, deidentifier: Deidentifier, **outputs: Any) -> dict[str, Any]:
+    """What decides a run's outputs: the layout and output options (``outputs``), the model's files (SHA-256),
+    the taxonomy and the pipeline options that change outputs (batch size and device do not; the publication policy
+    does: legal text, kept officials and regions, propagation)."""
+    model, policy = deidentifier.model is not None, deidentifier.policy
+    return {
+        "model": files_sha256(pipeline.model) if pipeline.model else None,
+        "taxonomy": deidentifier.taxonomy.fingerprint(),
+        "recognizers": pipeline.recognizers,
+        "operator": pipeline.operator,
+        "operators": pipeline.operators,
+        "max_length": pipeline.max_length if model else None,
+        "stride": pipeline.stride if model else None,
+        "threshold": deidentifier.operating_point.threshold if model else None,
+        "grow_threshold": deidentifier.operating_point.grow_threshold if model else None,
+        "runtime": type(deidentifier.runtime).__name__ if model else None,  # what ran, "auto" resolved
+        "protected_words": policy.protected_words,
+        "legal_text": policy.legal_text if model else None,
+        "keep_officials": list(policy.keep_officials),
+        "keep_regions": policy.keep_regions if model else None,
+        "propagate_threshold": policy.propagate_threshold if model else None,
+        "genre_words": policy.genre_words if model else None,
+        **outputs,
+    }
+
+
+# ----------------------------------------------------------------------------------------------- signals
+
+
+def catch_signals(exception: type[BaseException] = KeyboardInterrupt) -> Callable[[], None]:
+    """Make Ctrl-C and SIGTERM raise ``exception`` in this process (``KeyboardInterrupt`` in processes forked from
+    it, such as DataLoader workers), so a run ends between documents with what it finished written; returns the
+    function that restores the previous handlers. Outside the main thread nothing is installed."""
+    owner = os.getpid()
+
+    def handler(signum: int, frame: object) -> None:
+        raise exception(signal.Signals(signum).name) if os.getpid() == owner else KeyboardInterrupt
+
+    try:
+        previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:  # not the main thread
+        previous = {}
+
+    def restore() -> None:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
+        previous.clear()
+
+    return restore

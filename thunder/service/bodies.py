@@ -1,0 +1,179 @@
+"""The HTTP service's request and response bodies: pydantic models (strict, no NaN) that validate what clients send
+and describe it in ``/openapi.json``, the body reader (size limit, UTF-8, one-line reasons that never quote the
+request's text) and the labels a reviewed span may carry."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any, Literal, TypeVar
+
+from fastapi import Request
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from thunder.deid.operators import OPERATORS
+from thunder.deid.pipeline import Deidentifier, DeidResult, DetectedSpan
+from thunder.deid.recognizers.registry import ScoredSpan
+from thunder.deid.triage import PossibleMiss, TriagedResult
+
+DRAIN_BYTES = 64 * 2**20  # an oversized request body up to this size is read and dropped before the 413
+Body = TypeVar("Body", bound=BaseModel)
+OperatorName = Literal[tuple(sorted(OPERATORS))]
+
+
+class RequestError(Exception):
+    """A request refused with ``status`` and a reason that never quotes the request's text."""
+
+    def __init__(self, status: int, reason: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(reason)
+        self.status, self.reason, self.headers = status, reason, headers
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(strict=True, allow_inf_nan=False)  # no "1" for 1, no true for 1.0, no NaN
+
+
+class Replacement(_Body):
+    operator: OperatorName | None = Field(None, description="one operator for every entity")
+    mapping: bool = Field(False, description="add the sealed entity table (the server needs --key-file)")
+
+
+class Options(Replacement):
+    threshold: float | None = Field(None, gt=0, lt=1, description="identifier when 1 - P(O) exceeds it")
+
+
+class DeidRequest(Options):
+    text: str
+    id: str = Field("request", description="the document's name in the mapping record")
+
+
+class Document(_Body):
+    id: str | None = None
+    text: str
+
+    @model_validator(mode="before")
+    @classmethod
+    def _plain_text(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return {"text": value}
+        if not isinstance(value, dict):
+            raise ValueError("a document is a string or an object with a string 'text'")
+        return value
+
+
+class BatchRequest(Options):
+    documents: list[Document] = Field(description='texts, or {"id", "text"} objects (ids default to positions)')
+
+
+class ReviewedSpan(_Body):
+    start: int = Field(ge=0, description="code point offset, as in Python")
+    end: int
+    label: str = Field(description="a taxonomy label or category, or an entity type of the model (GET /v1/labels)")
+    score: float = 1.0
+    source: str = "reviewer"
+
+
+class ApplyRequest(Replacement):
+    text: str
+    spans: list[ReviewedSpan] = Field(description="exactly the spans to replace (the review page's re-apply)")
+    id: str = "request"
+
+
+class DeidAnswer(BaseModel):
+    text: str
+    spans: list[DetectedSpan]
+    risk: float | None = Field(None, description="chance that an identifier was left in, by the triage rule")
+    suggestions: list[PossibleMiss] | None = Field(
+        None, description="possible misses: places left in that may be identifiers (not replaced; source possible_miss)"
+    )
+    mapping: dict | None = Field(None, description="present when asked for: one line of a mapping file")
+
+
+class BatchResult(DeidAnswer):
+    id: str
+
+
+class BatchAnswer(BaseModel):
+    results: list[BatchResult]
+
+
+class ErrorAnswer(BaseModel):
+    error: str = Field(description="the reason; it never quotes the request's text")
+
+
+REQUESTS = (DeidRequest, BatchRequest, ApplyRequest)
+
+
+def _location(parts: tuple) -> str:
+    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in parts).lstrip(".")
+
+
+def reason(error: ValidationError) -> str:
+    """The first problem of a body, e.g. ``spans[0].label: Field required`` (pydantic never quotes the input)."""
+    first = error.errors(include_url=False, include_input=False, include_context=False)[0]
+    if first["type"] == "json_invalid":
+        return f"malformed JSON: {first['msg'].removeprefix('Invalid JSON: ')}"
+    return f"{_location(first['loc']) or 'request body'}: {first['msg']}"
+
+
+async def read_body(request: Request, limit: int, model: type[Body]) -> Body:
+    """The request's body as ``model``; 413 past ``limit`` bytes, 400 with a reason for anything malformed."""
+    too_large = RequestError(413, f"request body larger than the limit of {limit} bytes")
+    declared = request.headers.get("content-length")
+    if declared is not None and not declared.isdigit():
+        raise RequestError(400, "bad Content-Length header")
+    if declared is not None and int(declared) > DRAIN_BYTES:
+        raise too_large  # answered at once; the connection closes
+    body, seen = bytearray(), 0
+    async for chunk in request.stream():  # an oversized body is read to its end (up to DRAIN_BYTES) and dropped,
+        seen += len(chunk)  # so that the client, still sending, receives the 413
+        if seen > DRAIN_BYTES:
+            raise too_large
+        if seen <= limit:
+            body += chunk
+    if seen > limit:
+        raise too_large
+    try:
+        text = bytes(body).decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise RequestError(400, f"request body is not valid UTF-8 (byte {error.start}: {error.reason})") from None
+    try:
+        return model.model_validate_json(text)  # lone surrogates, NaN, deep nesting: refused here
+    except ValidationError as error:
+        raise RequestError(400, reason(error)) from None
+
+
+def span_labels(deidentifier: Deidentifier) -> dict[str, tuple[str | None, str | None]]:
+    """Every label a span may carry, with its category and tier 1: the taxonomy's labels and categories, the
+    model's entity types (a category- or binary-level model emits those) and the recognizers' labels; so
+    whatever ``/v1/deid`` answers, ``/v1/apply`` takes back."""
+    taxonomy = deidentifier.taxonomy
+    known = {name: (label.category, label.tier1) for name, label in taxonomy.labels.items()}
+    for category in taxonomy.categories:
+        known.setdefault(category, (category, taxonomy.category_tier1(category)))
+    label_set = deidentifier.label_set
+    for entity_type in label_set.types if label_set is not None else ():
+        info = label_set.describe(entity_type)
+        known.setdefault(info.label or entity_type, (info.category, info.tier1))
+    for recognizer in deidentifier.recognizers:
+        known.setdefault(recognizer.label, (getattr(recognizer, "category", None), getattr(recognizer, "tier1", None)))
+    return known
+
+
+def reviewed_spans(body: ApplyRequest, known: dict[str, tuple[str | None, str | None]]) -> list[ScoredSpan]:
+    spans = []
+    for i, span in enumerate(body.spans):
+        if span.label not in known:
+            raise RequestError(400, f"spans[{i}]: unknown label {span.label!r} (GET /v1/labels lists them)")
+        if not span.start < span.end <= len(body.text):
+            raise RequestError(
+                400, f"spans[{i}] [{span.start}, {span.end}) is not a range inside the text ({len(body.text)} chars)"
+            )
+        spans.append(ScoredSpan(span.start, span.end, span.label, span.score, span.source, *known[span.label]))
+    return spans
+
+
+def result_json(result: DeidResult) -> dict:
+    answer = {"text": result.text, "spans": [asdict(span) for span in result.spans]}
+    if isinstance(result, TriagedResult):
+        answer.update(risk=result.risk, suggestions=[asdict(miss) for miss in result.suggestions])
+    return answer
