@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import importlib.resources
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 import torch
+from helpers import TOKENIZER_32K, release_tags
 
 from thunder.data import DEMO_TOKENIZER, Recipe
 from thunder.evaluation.gold import load_documents
@@ -72,3 +74,30 @@ def precedent_texts() -> list[str]:
     """The texts of the published precedents (already de-identified by the court: a name span there is an error)."""
     lines = PRECEDENTS.read_text(encoding="utf-8").splitlines()
     return [json.loads(line)["text"] for line in lines if line.strip()]
+
+
+@pytest.fixture(scope="session")
+def release_dir(tmp_path_factory) -> Path:
+    """A small random DebertaV2ForTokenClassification in the release's layout: 595 labels, the 32k tokenizer."""
+    from transformers import DebertaV2Config, DebertaV2ForTokenClassification
+
+    tags = release_tags()
+    path = tmp_path_factory.mktemp("release")
+    config = DebertaV2Config(
+        vocab_size=32000, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+        max_position_embeddings=512, relative_attention=True, position_buckets=32, pos_att_type=["p2c", "c2p"],
+        position_biased_input=False, type_vocab_size=0, pad_token_id=0,
+        id2label=dict(enumerate(tags)), label2id={tag: i for i, tag in enumerate(tags)},
+    )  # fmt: skip
+    torch.manual_seed(0)
+    model = DebertaV2ForTokenClassification(config).eval()
+    with torch.no_grad():  # O against 내국인이름 and 호 (an alias of 호실), decided by the hidden state
+        model.classifier.weight.zero_()
+        model.classifier.bias.fill_(-20.0)
+        model.classifier.bias[[tags.index("O"), tags.index("내국인이름"), tags.index("호")]] = 0.0
+        model.classifier.weight[tags.index("내국인이름")] = torch.randn(32) * 3
+        model.classifier.weight[tags.index("호")] = torch.randn(32) * 3
+    model.save_pretrained(path, safe_serialization=True)
+    for file in TOKENIZER_32K.iterdir():
+        shutil.copy(file, path / file.name)
+    return path

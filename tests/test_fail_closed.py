@@ -13,9 +13,9 @@ from typing import Callable
 
 import pytest
 import torch
+from helpers import check_invariants, write_tiny_export
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_deid import check_invariants, write_tiny_export
 
 from thunder.cli import main
 from thunder.deid.operators import entity_key
@@ -136,7 +136,7 @@ def test_a_label_set_that_does_not_fit_the_head_is_refused(tmp_path: Path, expor
 
 
 def test_export_refuses_another_tokenizer(tmp_path: Path) -> None:
-    from test_models import RepeatedBatch, token_batch, trainer
+    from helpers import RepeatedBatch, token_batch, trainer
 
     from thunder.data import DEMO_TOKENIZER
     from thunder.language.tokenizer import ThunderTokenizer
@@ -591,7 +591,7 @@ def test_a_text_holding_a_masked_form_is_masked_too(tmp_path: Path, monkeypatch,
 
 def _demo_sized_export(tmp_path: Path) -> Path:
     """An export whose embeddings fit the demo tokenizer (2,002 tokens), as the issue's demo model."""
-    from test_deid import build_tiny_model
+    from helpers import build_tiny_model
 
     from thunder.data import DEMO_TOKENIZER
     from thunder.language.tokenizer import ThunderTokenizer

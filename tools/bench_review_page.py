@@ -1,7 +1,7 @@
 """Responsiveness of the review page on a long judgment, in headless Chromium (Debian's, driven by Playwright).
 
 Serves a de-identifier that marks every witness name of a generated judgment (about 100,000 characters, 10,000
-highlights; ``tests/test_review_page.py``'s ``long_judgment``), opens the page, de-identifies, then times in the
+highlights; ``tests/service/test_review_page.py``'s ``long_judgment``), opens the page, de-identifies, then times in the
 browser: the first render, a click that rejects a span (until the next frame is painted), the key that moves to
 the next span, turning a page, and a re-apply. Prints milliseconds (median and worst of the repeats).
 

@@ -3,7 +3,7 @@
 The release tokenizes with its ``tokenizer.json`` (a character-level BPE without byte fallback or unknown token)
 whose pre-tokenizer is a ``Sequence`` ending in a ``Whitespace`` placeholder that the release's own Python code
 replaces with a Mecab-ko step at load time. :class:`ReleaseTokenizer` reproduces that pipeline (written for Thunder,
-checked against the release's tokenizer on the shared corpus by ``tests/test_release.py``):
+checked against the release's tokenizer on the shared corpus by ``tests/model/test_release.py``):
 
 1. protected words, if any, are cut out first and become one added token each (Hugging Face added-token rules:
    anywhere in the text, leftmost-longest);

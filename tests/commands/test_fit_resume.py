@@ -14,7 +14,7 @@ import pytest
 import torch
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 PROBE = textwrap.dedent(
     '''

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from test_deid import FILLER, NAME, KeywordModel, label_set, spans_of, tokenizer  # noqa: F401 (shared fixtures)
+from helpers import FILLER, NAME, KeywordModel
 
 from thunder.cli import main
 from thunder.deid.pipeline import Deidentifier, TokenPredictions

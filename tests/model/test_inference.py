@@ -20,7 +20,7 @@ from thunder.model.loader import ArtefactError
 
 pytest.importorskip("onnxruntime")
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tools"))
 from bench_deid import ceiling, demo_documents  # noqa: E402
 

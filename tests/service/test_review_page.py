@@ -21,7 +21,7 @@ from thunder.service.app import create_app, running
 from thunder.service.bodies import span_labels
 
 CHROMIUM = Path("/usr/bin/chromium")
-DEMO = Path(__file__).resolve().parents[1] / "configs" / "demo.yaml"
+DEMO = Path(__file__).resolve().parents[2] / "configs" / "demo.yaml"
 TEXT = "피고인 홍길동은 𠀀 010-1234-5678로 전화하였고, 주민등록번호 900101-1234568을 알려 주었다.\n홍길동이 자백하였다."
 NAME_AT = TEXT.index("홍길동")  # code points (Python), what the page must send
 JUDGMENT = ("피고인 홍길동은 2021. 3. 4. 서울 송파구 올림픽로 300에서 피해자 김영희(010-2345-6789)를 만났다. "

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
-from lightning.pytorch import LightningDataModule, Trainer
+from helpers import TEXTS, RepeatedBatch, mlm_batch, token_batch, trainer
+from lightning.pytorch import Trainer
 from torch.utils.data import DataLoader
 
-from thunder.language.tokenizer import ThunderTokenizer
 from thunder.model.backbones import PRESETS, backbone_config, count_parameters
 from thunder.model.loader import read_checkpoint
 from thunder.model.modules import MaskedLM, TokenClassifier, warmup_cosine
@@ -19,62 +19,11 @@ from thunder.model.progress import TokenThroughputMonitor, batch_tokens
 from thunder.model.sizing import train_flops_per_token
 from thunder.taxonomy import LabelSet, LabelSetMismatch, Taxonomy
 
-REPO = Path(__file__).resolve().parents[1]
-TEXTS = [
-    "피고인은 2021. 3. 4. 서울 강남구 테헤란로에서 피해자 홍길동에게 전화하여 돈을 빌려 달라고 말하였다.",
-    "피해자 김철수는 경찰에서 피고인으로부터 폭행을 당하였다고 진술하였다.",
-    "피고인은 주식회사 한빛의 대표이사로서 계좌로 3,000,000원을 송금받았다.",
-] * 4
+REPO = Path(__file__).resolve().parents[2]
 TINY = {"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0}
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")
-
-
-def token_batch(tokenizer: ThunderTokenizer, label_set: LabelSet, seed: int = 0) -> dict[str, torch.Tensor]:
-    """Two windows of real text with pseudo-random tags (padding and specials ignored)."""
-    encoded = tokenizer.pad([[tokenizer.cls_token_id, *e.ids[:30], tokenizer.sep_token_id]
-                             for e in tokenizer.encode_batch(TEXTS[:2])])
-    generator = torch.Generator().manual_seed(seed)
-    labels = torch.randint(0, len(label_set), encoded["input_ids"].shape, generator=generator)
-    labels[encoded["attention_mask"] == 0] = -100
-    labels[:, 0] = -100
-    return {**encoded, "labels": labels}
-
-
-def mlm_batch(tokenizer: ThunderTokenizer) -> dict[str, torch.Tensor]:
-    batch = token_batch(tokenizer, LabelSet(Taxonomy.load(None), "binary"))
-    labels = torch.full_like(batch["input_ids"], -100)
-    masked = torch.zeros_like(labels, dtype=torch.bool)
-    masked[:, 2::5] = True
-    masked &= batch["attention_mask"].bool()
-    labels[masked] = batch["input_ids"][masked]
-    batch["input_ids"] = batch["input_ids"].masked_fill(masked, tokenizer.mask_token_id)
-    return {**batch, "labels": labels}
-
-
-class RepeatedBatch(LightningDataModule):
-    """The same batch over and over, with the attributes of Thunder's data modules."""
-
-    def __init__(self, batch: dict, tokenizer: ThunderTokenizer, label_set: LabelSet | None = None, n: int = 8):
-        super().__init__()
-        self.batch, self.tokenizer, self.label_set, self.n = batch, tokenizer, label_set, n
-
-    def train_dataloader(self) -> DataLoader:
-        return DataLoader([self.batch] * self.n, batch_size=None)
-
-    def val_dataloader(self) -> DataLoader:
-        return DataLoader([self.batch], batch_size=None)
-
-    test_dataloader = val_dataloader
-
-
-def trainer(tmp_path: Path, steps: int, **kwargs) -> Trainer:
-    options = dict(accelerator="cpu", devices=1, max_steps=steps, logger=False, enable_checkpointing=False,
-                   enable_progress_bar=False, enable_model_summary=False, num_sanity_val_steps=0,
-                   limit_val_batches=0, default_root_dir=tmp_path)
-    options.update(kwargs)
-    return Trainer(**options)
 
 
 def eval_loss(module, batch) -> float:

@@ -13,7 +13,7 @@ from thunder.cli import main
 from thunder.deid.pipeline import Deidentifier
 from thunder.taxonomy import Taxonomy
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DEMO = str(REPO / "configs" / "demo.yaml")
 MEDICAL = REPO / "configs" / "taxonomies" / "medical_records"
 MEDICAL_TAXONOMY = REPO / "configs" / "taxonomies" / "medical_records.yaml"

@@ -11,7 +11,7 @@ import pytest
 
 from thunder.cli import main
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def demo_config(tmp_path: Path) -> Path:

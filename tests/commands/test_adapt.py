@@ -20,7 +20,7 @@ from thunder.service.app import create_app, running
 from thunder.synthesis.mentions import DEMO_MENTIONS
 from thunder.taxonomy import LabelSet
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def post(url: str, path: str, body: dict) -> dict:
@@ -46,8 +46,7 @@ def reviewed_download(url: str, documents: list[tuple[str, str, list[tuple[int, 
 
 
 def test_review_download_fit_adapt_and_serve(tmp_path: Path, tokenizer, taxonomy, one_thread) -> None:
-    sys.path.insert(0, str(Path(__file__).parent))
-    from test_deid import build_tiny_model
+    from helpers import build_tiny_model
 
     # the model the court runs: an export of a token classifier (random tiny weights: the loop, not the quality)
     label_set = LabelSet(taxonomy, granularity="category", scheme="IO")

@@ -12,7 +12,7 @@ import pytest
 
 from thunder.model.decoding import TokenPredictions
 
-TOOLS = Path(__file__).resolve().parents[1] / "tools"
+TOOLS = Path(__file__).resolve().parents[2] / "tools"
 sys.path.insert(0, str(TOOLS))  # the tools import their shared helpers as scripts do
 
 from prediction_cache import cached_predictions  # noqa: E402

@@ -15,7 +15,7 @@ import pytest
 
 from thunder.taxonomy import Taxonomy
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 CASE_TYPES = ("crime_of_violence", "fraud", "indecent_act_by_compulsion")
 PLACEHOLDER = re.compile(r"<<<([^<>/]+)>>>([^<>]*?)<<</\1>>>")
 # particle pairs (after a final consonant, after a vowel) that must agree with the entity they follow

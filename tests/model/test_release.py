@@ -11,21 +11,20 @@ from __future__ import annotations
 
 import importlib
 import json
-import shutil
 import sys
 import types
 from pathlib import Path
 
 import pytest
 import torch
+from helpers import REFERENCE, TOKENIZER_32K, need, release_tags
 
 from thunder.documents.annotation import iter_corpus
-from thunder.language.release_tokenizer import load_tokenizer
+from thunder.language.release_tokenizer import ReleaseTokenizer, load_tokenizer
 from thunder.model.decoding import token_spans
 from thunder.model.release import (
     RELEASE_ALIASES,
     MappedLabelSet,
-    ReleaseTokenizer,
     is_release_dir,
     load_release,
     map_labels,
@@ -33,16 +32,8 @@ from thunder.model.release import (
 )
 from thunder.taxonomy import Taxonomy
 
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "snu-thunder-deid-release"
-TOKENIZER_32K = REFERENCE / "tokenizer" / "mecab_bpe_deid_32k"
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "snu-thunder-deid" / "annotated"
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "data" / "snu-thunder-deid" / "annotated"
 SAMPLE = "피고인 이규성은 서울대학교(데이터사이언스)대학원에 재학 중이며, 2021. 3. 4.경 CCTV를 “확인”했다!\n\n  끝."
-
-
-def _need(path: Path) -> Path:
-    if not path.exists():
-        pytest.skip(f"{path} not found (the SNU Thunder-DeID release reference / corpus beside the clone)")
-    return path
 
 
 class _KonlpyMecab:
@@ -61,7 +52,7 @@ class _KonlpyMecab:
 @pytest.fixture(scope="module")
 def release_code():
     """The release's ``custom_pretokenizer`` and ``processing`` modules (read from ../shared, never copied)."""
-    code = _need(REFERENCE / "code")
+    code = need(REFERENCE / "code")
     saved = {name: sys.modules.get(name) for name in ("konlpy", "konlpy.tag")}
     if importlib.util.find_spec("konlpy") is None:
         tag = types.ModuleType("konlpy.tag")
@@ -85,7 +76,7 @@ def reference_tokenizer(release_code, protected=()):
     from transformers import PreTrainedTokenizerFast
 
     custom, _ = release_code
-    tokenizer = custom.switch_dummy(PreTrainedTokenizerFast.from_pretrained(str(_need(TOKENIZER_32K))))
+    tokenizer = custom.switch_dummy(PreTrainedTokenizerFast.from_pretrained(str(need(TOKENIZER_32K))))
     if protected:
         tokenizer.add_tokens(list(protected))
     return tokenizer
@@ -93,11 +84,11 @@ def reference_tokenizer(release_code, protected=()):
 
 @pytest.fixture(scope="module")
 def ours() -> ReleaseTokenizer:
-    return ReleaseTokenizer.from_release(_need(TOKENIZER_32K))
+    return ReleaseTokenizer.from_release(need(TOKENIZER_32K))
 
 
 def corpus_texts(every: int = 1) -> list[str]:
-    return [doc.text for doc in iter_corpus(_need(CORPUS), errors="skip")][::every]
+    return [doc.text for doc in iter_corpus(need(CORPUS), errors="skip")][::every]
 
 
 def check_offsets(tokenizer: ReleaseTokenizer, text: str) -> None:
@@ -172,11 +163,6 @@ def test_save_and_load_round_trip_through_the_thunder_factory(ours, tmp_path) ->
 # ----------------------------------------------------------------------------------------------- labels
 
 
-def release_tags() -> list[str]:
-    data = json.loads(_need(REFERENCE / "idx_to_label.json").read_text(encoding="utf-8"))
-    return [data[str(i)] for i in range(len(data))]
-
-
 def test_every_release_label_maps_onto_the_packaged_taxonomy() -> None:
     tags = release_tags()
     assert len(tags) == 595 and tags[1] == "O"
@@ -205,33 +191,6 @@ def test_mapped_label_set_merges_tags_of_one_label() -> None:
 
 
 # ----------------------------------------------------------------------------------------------- models
-
-
-@pytest.fixture(scope="module")
-def release_dir(tmp_path_factory) -> Path:
-    """A small random DebertaV2ForTokenClassification in the release's layout: 595 labels, the 32k tokenizer."""
-    from transformers import DebertaV2Config, DebertaV2ForTokenClassification
-
-    tags = release_tags()
-    path = tmp_path_factory.mktemp("release")
-    config = DebertaV2Config(
-        vocab_size=32000, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-        max_position_embeddings=512, relative_attention=True, position_buckets=32, pos_att_type=["p2c", "c2p"],
-        position_biased_input=False, type_vocab_size=0, pad_token_id=0,
-        id2label=dict(enumerate(tags)), label2id={tag: i for i, tag in enumerate(tags)},
-    )  # fmt: skip
-    torch.manual_seed(0)
-    model = DebertaV2ForTokenClassification(config).eval()
-    with torch.no_grad():  # O against 내국인이름 and 호 (an alias of 호실), decided by the hidden state
-        model.classifier.weight.zero_()
-        model.classifier.bias.fill_(-20.0)
-        model.classifier.bias[[tags.index("O"), tags.index("내국인이름"), tags.index("호")]] = 0.0
-        model.classifier.weight[tags.index("내국인이름")] = torch.randn(32) * 3
-        model.classifier.weight[tags.index("호")] = torch.randn(32) * 3
-    model.save_pretrained(path, safe_serialization=True)
-    for file in TOKENIZER_32K.iterdir():
-        shutil.copy(file, path / file.name)
-    return path
 
 
 TEXT = "피고인 홍길동은 2021. 3. 4. 서울 서초구 반포대로 101호에서 피해자 김영희(010-1234-5678)에게 돈을 빌렸다."

@@ -25,12 +25,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from helpers import FILLER, build_tiny_model, write_tiny_export
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-sys.path.insert(0, str(Path(__file__).parent))
-from test_deid import FILLER, build_tiny_model, write_tiny_export  # noqa: E402
-from test_release import release_dir  # noqa: E402, F401 - the fixture: a small model in the SNU release layout
 
 from thunder.cli import main  # noqa: E402
 from thunder.deid.mapping import Mapping, MappingKey, reidentify  # noqa: E402
@@ -39,7 +36,7 @@ from thunder.deid.triage import TriageRule  # noqa: E402
 from thunder.service.app import create_app, running, serve  # noqa: E402
 from thunder.taxonomy import LabelSet, Taxonomy  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SECRET_NAME = "홍비밀"
 SECRET_PHONE = "010-7777-1234"
 SECRET_TEXT = f"피고인 {SECRET_NAME}은 {SECRET_PHONE}로 전화하였고 주민등록번호는 900101-1234568, 끝."

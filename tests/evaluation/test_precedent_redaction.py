@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-TOOL = Path(__file__).resolve().parents[1] / "tools" / "precedent_redaction.py"
+TOOL = Path(__file__).resolve().parents[2] / "tools" / "precedent_redaction.py"
 _SPEC = importlib.util.spec_from_file_location("precedent_redaction", TOOL)
 assert _SPEC is not None and _SPEC.loader is not None
 tool = importlib.util.module_from_spec(_SPEC)

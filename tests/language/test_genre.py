@@ -9,7 +9,7 @@ import pytest
 
 from thunder.language.genre import GENRE_WORDS_FILE, common_words, document_frequencies, load_genre_words, words_of
 
-TOOL = Path(__file__).resolve().parents[1] / "tools" / "genre_words.py"
+TOOL = Path(__file__).resolve().parents[2] / "tools" / "genre_words.py"
 
 
 def test_words_are_counted_with_and_without_their_particles() -> None:
@@ -42,7 +42,7 @@ def test_the_packaged_list_is_what_the_tool_measures_on_the_demo_corpus(tmp_path
     spec = importlib.util.spec_from_file_location("genre_words", TOOL)
     tool = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tool)
-    demo = Path(__file__).resolve().parents[1] / "thunder" / "resources" / "demo" / "annotated"
+    demo = Path(__file__).resolve().parents[2] / "thunder" / "resources" / "demo" / "annotated"
     out = tmp_path / "genre_words.txt"
     assert tool.main(["--input", str(demo), "--out", str(out)]) == 0
     measured = out.read_text(encoding="utf-8").splitlines()[2:]

@@ -11,6 +11,16 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers import (
+    FILLER,
+    NAME,
+    KeywordModel,
+    build_tiny_model,
+    check_invariants,
+    first_span,
+    spans_of,
+    write_tiny_export,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,70 +30,8 @@ from thunder.deid.overlaps import _key_pattern, find_keys
 from thunder.deid.pipeline import Deidentifier, DeidResult, PipelineOptions
 from thunder.deid.policy import PublicationPolicy
 from thunder.deid.recognizers.registry import ScoredSpan, recognize
-from thunder.language.particles import fix_particle
 from thunder.model.decoding import OperatingPoint
-from thunder.taxonomy import LabelSet, Taxonomy
-
-NAME = "내국인이름"
-FILLER = "피고인은 2021. 3. 4. 14:30경 서울 시내에서 피해자에게 1,000,000원을 빌려 달라고 말하였다.\n"
-
-
-# ----------------------------------------------------------------------------------------------- helpers
-
-_DEFAULTS = Deidentifier(recognizers=[])
-
-
-def spans_of(text: str, *words: str, label: str = NAME, source: str = "model") -> list[ScoredSpan]:
-    """A span for every occurrence of each word (a stand-in for the model)."""
-    return [
-        ScoredSpan(m.start(), m.end(), label, 0.9, source) for word in words for m in re.finditer(re.escape(word), text)
-    ]
-
-
-def first_span(text: str, word: str, label: str = NAME) -> ScoredSpan:
-    start = text.index(word)
-    return ScoredSpan(start, start + len(word), label, 0.9, "model")
-
-
-def check_invariants(
-    text: str, result: DeidResult, given_spans: list[ScoredSpan] = (), deid: Deidentifier | None = None
-) -> None:
-    """Placeholder-operator invariants: characters outside replaced spans kept (a particle right after a
-    replacement may be corrected), no text left of a detection that spreads (``deid.spreads``, default options),
-    one placeholder per entity, input spans covered."""
-    deid = deid or _DEFAULTS
-    spans = sorted(result.spans, key=lambda s: s.start)
-    position, previous_end, previous = 0, 0, None
-    out = result.text
-    for span in spans:
-        assert span.text == text[span.start : span.end]
-        assert previous_end <= span.start
-        gap = text[previous_end : span.start]
-        options = {gap} if previous is None else {gap, fix_particle(previous, gap)}
-        matched = [g for g in options if out.startswith(g, position)]
-        assert matched, (gap, out[position:])
-        position += len(matched[0])
-        replacement = next(r for r in (span.placeholder, "*" * len(span.placeholder)) if out.startswith(r, position))
-        position += len(replacement)
-        previous_end, previous = span.end, replacement
-    tail = text[previous_end:]
-    assert out[position:] in ({tail} if previous is None else {tail, fix_particle(previous, tail)})
-    for key in {entity_key(span.text) for span in spans if deid.policy.spreads(entity_key(span.text), span)}:
-        if len(key) >= 2:
-            assert not _key_pattern(key).search(out), f"{key!r} left in {out!r}"
-    letters: dict[str, str] = {}
-    for span in spans:
-        assert letters.setdefault(entity_key(span.text), span.placeholder) == span.placeholder
-    assert len(set(letters.values())) == len(letters)
-    for given_span in given_spans:
-        core = text[given_span.start : given_span.end]
-        if re.search(r"\w", core) and core.strip("_"):
-            start = given_span.start + len(core) - len(core.lstrip())
-            end = given_span.end - (len(core) - len(core.rstrip()))
-            assert any(s.start <= start and end <= s.end for s in spans) or any(
-                s.start < end and start < s.end for s in spans
-            ), (core, spans)
-
+from thunder.taxonomy import LabelSet
 
 # ----------------------------------------------------------------------------------------------- placeholders
 
@@ -342,37 +290,6 @@ def test_invariants_hold_for_any_spans(text: str, raw: list[tuple[int, int, str,
 # ----------------------------------------------------------------------------------------------- with a model
 
 
-@pytest.fixture(scope="module")
-def tokenizer():
-    """A tokenizer of this module's texts (not the shared one): the tests below rely on how it cuts their names."""
-    from thunder.language.tokenizer import ThunderTokenizer
-
-    texts = [FILLER, "피고인 홍길동은 피해자 김철수에게 전화하였다.", "주민등록번호 900101-1234568"] * 4
-    return ThunderTokenizer.train(texts, vocab_size=400, min_frequency=1)
-
-
-@pytest.fixture(scope="module")
-def label_set(taxonomy: Taxonomy) -> LabelSet:
-    """Label-level IO tags (the shared fixture is category-level BIO)."""
-    return LabelSet(taxonomy, "label", "IO")
-
-
-class KeywordModel(torch.nn.Module):
-    """A context-free fake token classifier: the given token ids are tagged ``I-<label>``, all others ``O``."""
-
-    def __init__(self, vocab_size: int, num_labels: int, positive: set[int], tag: int) -> None:
-        super().__init__()
-        self.table = torch.nn.Embedding(vocab_size, num_labels)
-        with torch.no_grad():
-            self.table.weight.zero_()
-            self.table.weight[:, 0] = 10.0
-            for token in positive:
-                self.table.weight[token, tag] = 20.0
-
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        return self.table(input_ids)
-
-
 def test_long_document_windows_lose_nothing(tokenizer, label_set: LabelSet) -> None:
     text = "".join(f"{i}번째 문장에서 피고인 홍길동은 {FILLER}" for i in range(40))
     encoding = tokenizer.encode(text)
@@ -440,36 +357,6 @@ def test_a_particle_mecab_keeps_with_a_rare_syllable_stays_out(tokenizer, label_
     for grow in (None, 0.1):
         deid = Deidentifier(model, tokenizer, label_set, recognizers=[], operating_point=OperatingPoint(grow_threshold=grow))
         assert deid(text).text == text.replace("김철냘에", "A에")  # widened to the morpheme, not over its particle
-
-
-def build_tiny_model(tokenizer, label_set: LabelSet):
-    """A randomly initialised one-layer DeBERTa-v2 token classifier for ``tokenizer`` and ``label_set``."""
-    from transformers import AutoModelForTokenClassification
-
-    from thunder.model.backbones import apply_tokenizer, backbone_config
-
-    torch.manual_seed(0)
-    config = backbone_config("tiny", {"hidden_size": 32, "num_attention_heads": 2, "intermediate_size": 64,
-                                      "num_hidden_layers": 1, "num_labels": len(label_set),
-                                      "id2label": dict(enumerate(label_set.names))})  # fmt: skip
-    apply_tokenizer(config, tokenizer)
-    return AutoModelForTokenClassification.from_config(config).eval()
-
-
-def write_tiny_export(path: Path) -> Path:
-    """A Thunder export directory (model, tokenizer, thunder.json) of a random tiny model, built in seconds."""
-    from thunder.language.tokenizer import ThunderTokenizer
-    from thunder.model.loader import EXPORT_FILE, EXPORT_FORMAT, tokenizer_fingerprint
-
-    texts = [FILLER, "피고인 홍길동은 피해자 김철수에게 전화하였다.", "주민등록번호 900101-1234568"] * 4
-    tokenizer = ThunderTokenizer.train(texts, vocab_size=400, min_frequency=1)
-    label_set = LabelSet(Taxonomy.load(), "label", "IO")
-    build_tiny_model(tokenizer, label_set).save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    info = {"format": EXPORT_FORMAT, "task": "token-classification", "label_set": label_set.to_dict(),
-            "tokenizer": tokenizer_fingerprint(tokenizer)}
-    (path / EXPORT_FILE).write_text(json.dumps(info, ensure_ascii=False), encoding="utf-8")
-    return path
 
 
 @pytest.fixture(scope="module")

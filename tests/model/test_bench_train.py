@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-TOOL = Path(__file__).resolve().parents[1] / "tools" / "bench_train.py"
+TOOL = Path(__file__).resolve().parents[2] / "tools" / "bench_train.py"
 SMOKE = ["--preset", "tiny", "--accelerator", "cpu", "--precision", "32-true", "--seq-len", "32", "--steps", "5",
          "--warmup", "2", "--checkpointing", "off", "--peak-tflops", "0.05"]  # fmt: skip
 

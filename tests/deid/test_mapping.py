@@ -28,7 +28,7 @@ from thunder.deid.mapping import (
 from thunder.deid.pipeline import Deidentifier
 from thunder.deid.recognizers.registry import ScoredSpan
 
-DEMO = Path(__file__).resolve().parents[1] / "thunder" / "resources" / "demo"
+DEMO = Path(__file__).resolve().parents[2] / "thunder" / "resources" / "demo"
 TEXT = "피고인 홍길동은 피해자 김영희(010-1234-5678)에게 900101-1234568을 알려 주었고, 홍길동이 다시 전화하였다.\r\n끝."
 
 

@@ -21,7 +21,7 @@ from thunder.identifiers.context import MentionContext
 from thunder.synthesis.mentions import MentionBank, MentionError
 from thunder.taxonomy import Taxonomy
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 MEDICAL = REPO / "configs" / "taxonomies" / "medical_records.yaml"
 ALL = load_recognizers()
 WITH_RECOGNIZER = sorted(name for name, identifier in CATALOGUE.items() if identifier.recognizer)

@@ -13,7 +13,7 @@ from thunder.synthesis.synthesizer import EntitySpan, SynthesizedDocument
 from thunder.synthesis.vocabulary import GENERAL_NOUNS_FILE, NounSubstitution, load_general_nouns
 from thunder.taxonomy import Taxonomy
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TEXT = "피해자 홍길동은 사무실에서 주먹으로 얼굴을 때리고 가방과 지갑을 빼앗았다. 원심은 사실을 오인하였다."
 NAME = TEXT.index("홍길동")
 DOC = SynthesizedDocument("doc", TEXT, (EntitySpan(NAME, NAME + 3, "내국인이름", "A"),))

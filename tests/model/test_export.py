@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from test_models import RepeatedBatch, mlm_batch, token_batch, trainer
+from helpers import RepeatedBatch, mlm_batch, token_batch, trainer
 from torch.utils.data import DataLoader
 from transformers import AutoModelForTokenClassification
 

@@ -25,7 +25,7 @@ from thunder.runs.prediction import (
     list_documents,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "configs" / "predict.yaml"
 NO_MODEL = PipelineOptions()
 
@@ -223,7 +223,7 @@ def test_refused_before_any_work(
 
 def test_a_failing_batch_is_redone_document_by_document(corpus: Path, tmp_path: Path, capsys) -> None:
     import torch
-    from test_deid import KeywordModel  # noqa: PLC0415  (shared fake model)
+    from helpers import KeywordModel
 
     class Poisoned(torch.nn.Module):
         """A forward pass over windows that hold the ``poison`` token fails."""
@@ -295,7 +295,7 @@ def test_interrupted_run_keeps_finished_documents_and_exits_130(
 def test_thunder_predict_two_processes(corpus: Path, tmp_path: Path) -> None:
     """``thunder predict`` with the shipped config and a model, DDP over 2 CPU processes (gloo); a rerun skips
     finished documents; a failed document on either process makes the run exit 1."""
-    from test_deid import write_tiny_export  # noqa: PLC0415  (shared tiny model)
+    from helpers import write_tiny_export
 
     export = write_tiny_export(tmp_path / "export")
     deid = Deidentifier.from_pretrained(export, max_length=16, stride=4)

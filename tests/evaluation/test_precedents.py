@@ -14,7 +14,7 @@ import pytest
 from thunder.evaluation.gold import read_gold
 from thunder.taxonomy import Taxonomy
 
-DATA = Path(__file__).resolve().parents[1] / "benchmarks" / "precedents" / "precedents.jsonl"
+DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "precedents" / "precedents.jsonl"
 KINDS = {"civil", "criminal", "administrative", "family", "tax", "patent"}
 SOURCE = re.compile(r"^[\w.-]+/[\w.-]+:[^@]+\.(?:md|txt)@[0-9a-f]{40}$")
 
