@@ -1,6 +1,6 @@
-"""The model: DeBERTa-v3 backbones as LightningModules (``modules``), artefacts read and written (``checkpoint``,
-``release`` for the published SNU models), runtimes (``inference``), the decision rule (``decoding``), token
-metrics, FLOPs and progress lines.
+"""The model: the decision rule (``decoding``), runtimes and the forward step (``inference``), the one model loader
+(``loader``, with ``release`` adapting the published SNU models) and the export writer (``export``), backbone presets
+(``backbones``), token metrics, FLOPs, progress lines, and the LightningModules (``modules``).
 
 May import ``taxonomy``, ``language`` and ``identifiers``; never ``data`` (a data module is handed its tokenizer).
 """
