@@ -12,7 +12,6 @@ import inspect
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-
 # Modules of parts that moved when ``thunder/`` became folders by concept: paths written before (a recipe stored in a
 # checkpoint or an export, a config) still load.
 MOVED_MODULES = {

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from thunder.documents.annotation import AnnotatedDocument, iter_corpus, parse_annotated
 from thunder.identifiers.bank_account_number import BANK_ACCOUNT_FORMATS
 from thunder.language.particles import agrees, fix_particle
+from thunder.seeds import stable_seed
 from thunder.synthesis.mentions import DEMO_MENTIONS, GENERATORS, ListSource, MentionBank
 from thunder.synthesis.synthesizer import (
     SynthesisError,
@@ -20,7 +21,6 @@ from thunder.synthesis.synthesizer import (
     Synthesizer,
     head_outside_labels,
     leftovers,
-    stable_seed,
 )
 from thunder.taxonomy import Taxonomy
 

@@ -15,7 +15,7 @@ Configs name the data modules ``thunder.data.DeIdDataModule`` / ``thunder.data.M
 
 from thunder.data.labels import IGNORE_INDEX, Example, TokenCollator, token_labels, window_examples
 from thunder.data.loaders import EpochDataset, EpochSampler, ResumableDataLoader, loader_generator
-from thunder.data.mlm import MLMDataModule, MLMDataset, PackingCollator, mask_tokens, morpheme_groups, read_text_chunks
+from thunder.data.mlm import MLMDataModule, MLMDataset, PackingCollator, mask_tokens, morpheme_groups
 from thunder.data.recipe import DEMO_CORPUS, DEMO_TOKENIZER, HEAD_NOUNS, Filler, Recipe, with_random_mentions
 from thunder.data.splits import SPLITS, read_corpus, split_documents
 from thunder.data.token_classification import TEST_MENTIONS, DeIdDataModule, TokenClassificationDataset
@@ -47,7 +47,6 @@ __all__ = [
     "mask_tokens",
     "morpheme_groups",
     "read_corpus",
-    "read_text_chunks",
     "split_documents",
     "token_labels",
     "window_examples",

@@ -20,8 +20,9 @@ from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
 from thunder.documents.annotation import AnnotatedDocument
 from thunder.language.tokenizer import ThunderTokenizer
+from thunder.seeds import stable_seed
 from thunder.synthesis.composition import ComposingSynthesizer
-from thunder.synthesis.synthesizer import Synthesizer, stable_seed
+from thunder.synthesis.synthesizer import Synthesizer
 
 
 class EpochDataset(Dataset):

@@ -22,10 +22,12 @@ from thunder.data.loaders import EpochDataset, evaluation_loader, training_loade
 from thunder.data.recipe import Filler, check_choice, check_inputs
 from thunder.data.splits import read_corpus
 from thunder.documents.annotation import AnnotatedDocument
+from thunder.documents.corpus import iter_documents
 from thunder.language.morphemes import morpheme_pieces
 from thunder.language.tokenizer import ThunderTokenizer
+from thunder.seeds import stable_seed, stable_share
 from thunder.synthesis.composition import ComposingSynthesizer
-from thunder.synthesis.synthesizer import Synthesizer, stable_seed
+from thunder.synthesis.synthesizer import Synthesizer
 
 
 def morpheme_groups(text: str, offsets: Sequence[tuple[int, int]]) -> list[int]:
@@ -149,48 +151,14 @@ class PackingCollator:
         return TokenCollator(self.pad_token_id)(blocks)
 
 
-def read_text_chunks(paths: Sequence[str | Path], max_chars: int) -> list[str]:
-    """Plain-text files (or ``*.txt`` under directories) cut at line ends into chunks of about ``max_chars``.
-
-    Lines longer than ``max_chars`` are cut at ``max_chars``; nothing is dropped except empty chunks.
-    """
-    files: list[Path] = []
-    for path in map(Path, paths):
-        if path.is_dir():
-            files += sorted(path.rglob("*.txt"))
-        elif path.is_file():
-            files.append(path)
-        else:
-            raise FileNotFoundError(f"text corpus path {path} does not exist")
-    chunks: list[str] = []
-    for file in files:
-        try:
-            text = file.read_text(encoding="utf-8")
-        except UnicodeDecodeError as error:
-            raise ValueError(f"{file}: not UTF-8 (byte {error.start})") from error
-        current = ""
-        for line in text.splitlines(keepends=True):
-            while len(line) > max_chars:
-                if current:
-                    chunks.append(current)
-                    current = ""
-                chunks.append(line[:max_chars])
-                line = line[max_chars:]
-            if len(current) + len(line) > max_chars and current:
-                chunks.append(current)
-                current = ""
-            current += line
-        if current:
-            chunks.append(current)
-    return [chunk for chunk in chunks if chunk.strip()]
-
-
 class MLMDataModule(RecipeDataModule):
     """Masked-LM pretraining data: synthesized judgments and/or plain text, masked and packed to ``max_length``.
 
     Args:
         use_judgments: Include the synthesized judgments of ``data_dir`` (False: plain text only).
-        text_paths: Plain-text corpus: ``.txt`` files or directories searched recursively for them.
+        text_paths: A plain-text corpus (:mod:`thunder.documents.corpus`): ``.txt`` paragraphs, ``.jsonl``
+            records' ``text`` (the held-out share of identified records left out), ``.md`` judgments, xz-compressed
+            or not; files or directories searched recursively.
         mlm_probability: Share of tokens (or morphemes) chosen for prediction.
         whole_morpheme: Mask all BPE pieces of a Mecab-ko morpheme together.
         val_fraction: Share of documents held out for validation (chosen by a stable hash).
@@ -259,11 +227,11 @@ class MLMDataModule(RecipeDataModule):
             train_only = self.judgments == "train"
             items += filler.documents()["train"] if train_only else read_corpus([self.recipe.corpus])
             synthesizer = filler.training_synthesizer()
-        items += read_text_chunks(self.text_paths, max_chars=4 * self.max_length)
+        items += list(iter_documents(self.text_paths, max_chars=4 * self.max_length))
         parts: dict[str, list[AnnotatedDocument | str]] = {"train": [], "val": []}
         for item in items:
             key = item if isinstance(item, str) else item.doc_id
-            held_out = stable_seed("mlm-val", key) / 2**64 < self.val_fraction
+            held_out = stable_share("mlm-val", key) < self.val_fraction
             parts["val" if held_out else "train"].append(item)
         for name, epoch in (("train", None), ("val", 0)):
             self.datasets[name] = MLMDataset(

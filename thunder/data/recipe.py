@@ -19,6 +19,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from thunder.data.splits import SPLITS, check_split, read_corpus, split_documents
 from thunder.documents.annotation import AnnotatedDocument
+from thunder.documents.published import read_published
 from thunder.documents.reviewed import read_reviewed
 from thunder.identifiers import CATALOGUE
 from thunder.language.tokenizer import THUNDER_CONFIG
@@ -85,6 +86,12 @@ class Recipe:
         reviewed_share: Share of every training epoch's documents that are reviewed ones (each reviewed judgment
             then comes back as often as needed, with other mentions each time; 1: reviewed judgments alone);
             None: each reviewed judgment once per epoch beside the train split.
+        published: Published decisions (JSONL files or folders, xz-compressed or not: ``legal-ko``'s
+            ``precedents.jsonl.xz``) trained on beside the train split: their court marks become placeholders
+            filled afresh every epoch, the rest is text that is no identifier (:mod:`thunder.documents.published`;
+            their held-out share never). Training only.
+        published_share: Share of every training epoch's documents that are chunks of published decisions, taken
+            in turn; None: each chunk once per epoch.
         root: Directory relative paths are relative to; None: the current one.
     """
 
@@ -107,6 +114,8 @@ class Recipe:
     compose: float = 0.0
     reviewed: tuple[str, ...] | None = None
     reviewed_share: float | None = None
+    published: tuple[str, ...] | None = None
+    published_share: float | None = None
     root: str | None = None
 
     def __post_init__(self) -> None:
@@ -118,15 +127,20 @@ class Recipe:
             if value is not None or name == "alias_files":
                 object.__setattr__(self, name, tuple(str(path) for path in value or ()))
         object.__setattr__(self, "split", tuple(self.split))
-        if self.reviewed is not None:
-            object.__setattr__(self, "reviewed", tuple(str(path) for path in self.reviewed))
-        if self.reviewed_share is not None:
-            if not 0 < self.reviewed_share <= 1:
-                raise ValueError(f"reviewed_share must be in (0, 1], got {self.reviewed_share}")
-            if not self.reviewed:
-                raise ValueError(f"reviewed_share {self.reviewed_share} needs reviewed judgments: give them with "
-                                 "--data.init_args.reviewed '[DIR_OR_FILE, ...]'")
-            object.__setattr__(self, "reviewed_share", float(self.reviewed_share))
+        for pool, what in (("reviewed", "reviewed judgments"), ("published", "published decisions")):
+            paths, share = getattr(self, pool), getattr(self, f"{pool}_share")
+            if paths is not None:
+                object.__setattr__(self, pool, tuple(str(path) for path in paths))
+            if share is not None:
+                if not 0 < share <= 1:
+                    raise ValueError(f"{pool}_share must be in (0, 1], got {share}")
+                if not paths:
+                    raise ValueError(f"{pool}_share {share} needs {what}: give them with "
+                                     f"--data.init_args.{pool} '[DIR_OR_FILE, ...]'")  # fmt: skip
+                object.__setattr__(self, f"{pool}_share", float(share))
+        if (self.reviewed_share or 0) + (self.published_share or 0) > 1:
+            raise ValueError(f"reviewed_share {self.reviewed_share} and published_share {self.published_share} make "
+                             "more than a whole epoch")  # fmt: skip
         if not 0 <= self.mention_holdout < 1:
             raise ValueError(f"mention_holdout must be in [0, 1), got {self.mention_holdout}")
         if not 0 <= self.random_mentions <= 1:
@@ -220,6 +234,7 @@ class Filler:
         self.generators: dict[str, MentionSource] = load_generators(recipe.generators or {}, taxonomy)
         self._documents: dict[str, list[AnnotatedDocument]] | None = None
         self._reviewed: list[AnnotatedDocument] | None = None
+        self._published: list[AnnotatedDocument] | None = None
         self._banks: dict[tuple[str, bool], MentionBank] = {}
         self._head_outside: frozenset[str] | None = None
 
@@ -244,6 +259,13 @@ class Filler:
         if self._reviewed is None:
             self._reviewed = read_reviewed(self.recipe.reviewed or (), self.taxonomy)
         return self._reviewed
+
+    def published(self) -> list[AnnotatedDocument]:
+        """The chunks of the published decisions' training part, court marks as placeholders (read once;
+        :mod:`thunder.documents.published`)."""
+        if self._published is None:
+            self._published = read_published(self.recipe.published or (), self.taxonomy) if self.recipe.published else []
+        return self._published
 
     def head_outside(self, documents: Sequence[AnnotatedDocument] | None = None) -> frozenset[str]:
         """Labels whose head nouns stay outside spans (``head_nouns: corpus``): the convention of ``documents``,

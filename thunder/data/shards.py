@@ -21,7 +21,7 @@ from litdata import TokensLoader as LitDataTokensLoader
 from thunder.documents.corpus import SPLIT_BYTES, Span, documents, plan
 from thunder.language.morphemes import cut
 from thunder.language.tokenizer import ThunderTokenizer
-from thunder.synthesis.synthesizer import stable_seed
+from thunder.seeds import stable_seed, stable_share
 
 FORMAT = "thunder-corpus/1"
 MANIFEST = "thunder_corpus.json"
@@ -64,7 +64,7 @@ def held_out(text: str, val_fraction: float) -> bool:
     """Whether a document belongs to the validation split (a stable hash of its text)."""
     if val_fraction <= 0:
         return False
-    return stable_seed("corpus-val", hashlib.blake2b(text.encode()).hexdigest()) / 2**64 < val_fraction
+    return stable_share("corpus-val", hashlib.blake2b(text.encode()).hexdigest()) < val_fraction
 
 
 def encode_stream(tokenizer: ThunderTokenizer, texts: Sequence[str], ends: Sequence[bool]) -> np.ndarray:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Sequence
 
 from thunder.documents.annotation import AnnotatedDocument, iter_corpus
-from thunder.synthesis.synthesizer import stable_seed
+from thunder.seeds import stable_seed
 
 SPLITS = ("train", "val", "test")
 

@@ -7,6 +7,7 @@ checkpoints (``state_dict``), so ``thunder evaluate`` fills the same test docume
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 from typing import Any, Literal, Sequence
 
 from torch.utils.data import DataLoader
@@ -25,17 +26,26 @@ from thunder.taxonomy import LabelSet, Taxonomy
 
 TEST_MENTIONS = ("seen", "unseen", "both")
 _RESUME_KEYS = ("seed", "replacement", "split", "split_seed", "mention_holdout", "random_mentions",
-                "substitute_nouns", "compose", "reviewed", "reviewed_share")
+                "substitute_nouns", "compose", "reviewed", "reviewed_share", "published", "published_share")
 
 
-def reviewed_slots(documents: int, reviewed: int, share: float | None) -> tuple[int, int]:
-    """``(documents, reviewed slots)`` of a training epoch of ``documents`` train-split judgments and ``reviewed``
-    reviewed ones, reviewed judgments making ``share`` of it (None: each once; 1: alone)."""
-    if share is None:
-        return documents, reviewed
-    if share == 1 or documents == 0:
-        return 0, reviewed
-    return documents, max(1, round(documents * share / (1 - share)))
+@dataclass(frozen=True)
+class Pool:
+    """Documents trained on beside the train split (reviewed judgments, published decisions): ``slots`` of them
+    each epoch, taken in turn, so each comes back as often as needed and is filled anew each time; never composed."""
+
+    documents: Sequence[AnnotatedDocument]
+    slots: int
+
+
+def epoch_slots(documents: int, pools: Sequence[tuple[int, float | None]]) -> tuple[int, list[int]]:
+    """``(train-split documents, slots of each pool)`` of a training epoch of ``documents`` train-split judgments and
+    pools of ``(size, share)``: a pool makes ``share`` of the epoch's documents (None: each of its documents once);
+    pools whose shares make the whole epoch (or no train split) are read alone, each document once."""
+    shared = sum(share for _, share in pools if share is not None)
+    if shared >= 1 or documents == 0:
+        return 0, [size for size, _ in pools]
+    return documents, [size if share is None else max(1, round(documents * share / (1 - shared))) for size, share in pools]
 
 
 class TokenClassificationDataset(EpochDataset):
@@ -43,10 +53,9 @@ class TokenClassificationDataset(EpochDataset):
 
     ``epoch=None`` for training (the epoch comes with the sampler key); a fixed ``epoch`` for validation/test.
 
-    ``reviewed`` judgments (training only) take ``reviewed_slots`` items after the documents (default: one each).
-    The slots of all epochs walk through the reviewed judgments in turn, slot ``j`` of epoch ``e`` being the
-    ``k = e * slots + j``-th: judgment ``k % len(reviewed)``, filled as its epoch ``k // len(reviewed)``, so a
-    judgment seen several times an epoch reads other mentions each time; reviewed judgments are never composed.
+    ``pools`` (training only) take their slots after the documents. The slots of all epochs walk through a pool's
+    documents in turn, slot ``j`` of epoch ``e`` being the ``k = e * slots + j``-th: document ``k % len(pool)``,
+    filled as its epoch ``k // len(pool)``, so a document seen several times an epoch reads other mentions each time.
     """
 
     def __init__(
@@ -59,37 +68,45 @@ class TokenClassificationDataset(EpochDataset):
         stride: int,
         score_once: bool,
         epoch: int | None = None,
-        reviewed: Sequence[AnnotatedDocument] = (),
-        reviewed_slots: int | None = None,
+        pools: Sequence[Pool] = (),
     ) -> None:
         super().__init__(documents, synthesizer, tokenizer, epoch)
         self.label_set = label_set
         self.max_length, self.stride = max_length, stride
         self.score_once = score_once
-        self.reviewed = list(reviewed)
-        self.reviewed_slots = len(self.reviewed) if reviewed_slots is None else reviewed_slots
-        if self.reviewed_slots and not self.reviewed:
-            raise ValueError(f"{self.reviewed_slots} reviewed slots but no reviewed judgments")
+        self.pools = [pool for pool in pools if pool.slots]
+        if any(not pool.documents for pool in self.pools):
+            raise ValueError("a pool with slots but no documents")
 
     def __len__(self) -> int:
-        return len(self.items) + self.reviewed_slots
+        return len(self.items) + sum(pool.slots for pool in self.pools)
+
+    def _pooled(self, index: int, epoch: int) -> tuple[AnnotatedDocument, int]:
+        """The document of slot ``index`` (past the items) at ``epoch``, and the epoch it is filled as."""
+        index -= len(self.items)
+        for pool in self.pools:
+            if index < pool.slots:
+                turn = epoch * pool.slots + index
+                return pool.documents[turn % len(pool.documents)], turn // len(pool.documents)
+            index -= pool.slots
+        raise IndexError(index)
 
     def lengths(self) -> list[int]:
-        """Length of each item's annotated document in characters (a reviewed slot: the judgment of its first
+        """Length of each item's annotated document in characters (a pool's slot: the document of its first
         epoch): the bucketing key of length-grouped batches."""
-        reviewed = [len(self.reviewed[j % len(self.reviewed)].text) for j in range(self.reviewed_slots)]
-        return [len(doc.text) for doc in self.items] + reviewed
+        pooled = [len(self._pooled(index, 0)[0].text) for index in range(len(self.items), len(self))]
+        return [len(doc.text) for doc in self.items] + pooled
 
     def synthesize(self, index: int, epoch: int | None = None) -> SynthesizedDocument:
         """The synthesized text and gold spans of item ``index`` at ``epoch`` (default: the dataset's)."""
         epoch, index = self.resolve(index if epoch is None else (epoch, index))
         if index < len(self.items):
             return self.synthesizer(self.items[index], epoch=epoch)
-        turn = epoch * self.reviewed_slots + index - len(self.items)
-        filler = self.synthesizer  # a reviewed judgment is a court's document as written: never composed
+        document, filling = self._pooled(index, epoch)
+        filler = self.synthesizer  # a pool's document is a court's document as written: never composed
         if isinstance(filler, ComposingSynthesizer):
             filler = filler.synthesizer
-        return filler(self.reviewed[turn % len(self.reviewed)], epoch=turn // len(self.reviewed))
+        return filler(document, epoch=filling)
 
     def __getitem__(self, key: int | tuple[int, int]) -> list[Example]:
         epoch, index = self.resolve(key)
@@ -133,6 +150,11 @@ class DeIdDataModule(RecipeDataModule):
         reviewed_share: Share of every training epoch's documents that are reviewed judgments (each comes back as
             often as needed, with other mentions each time; 1: reviewed judgments alone); None: each reviewed
             judgment once per epoch beside the train split.
+        published: Published decisions to train on beside the train split (JSONL files or folders, xz-compressed
+            or not, e.g. ``../shared/corpus/legal-ko/precedents.jsonl.xz``): their court marks become placeholders,
+            the rest is text that is no identifier (:mod:`thunder.documents.published`); their held-out share never.
+        published_share: Share of every training epoch's documents that are chunks of published decisions (taken in
+            turn, each filled anew when it comes back); None: each chunk once per epoch.
         base_model: A token classifier to adapt (a Thunder ``.ckpt``, an export, an imported or published release):
             the data is tokenized with its tokenizer and labelled with its label set (taxonomy, granularity,
             scheme), handed over by :meth:`connect` (``thunder fit`` connects them), so ``tokenizer`` and
@@ -158,6 +180,8 @@ class DeIdDataModule(RecipeDataModule):
         pad_to_multiple_of: int | None = None,
         reviewed: list[str] | None = None,
         reviewed_share: float | None = None,
+        published: list[str] | None = None,
+        published_share: float | None = None,
         base_model: str | None = None,
         **kwargs: Any,
     ) -> None:
@@ -165,7 +189,7 @@ class DeIdDataModule(RecipeDataModule):
         self.recipe = self.recipe.replace(
             train_dirs=train_dirs, val_dirs=val_dirs, test_dirs=test_dirs, generators=generators,
             random_mentions=random_mentions, substitute_nouns=substitute_nouns, head_nouns=head_nouns,
-            reviewed=reviewed, reviewed_share=reviewed_share,
+            reviewed=reviewed, reviewed_share=reviewed_share, published=published, published_share=published_share,
         )  # fmt: skip
         recipe = self.recipe
         test_mentions = test_mentions or ("both" if recipe.mention_holdout > 0 else "seen")
@@ -187,7 +211,7 @@ class DeIdDataModule(RecipeDataModule):
         check_inputs(
             None if base_model else self.tokenizer_path, data_dir=recipe.corpus if needs_data_dir else None,
             mention_dirs=recipe.mention_lists, train_dirs=recipe.train_dirs, val_dirs=recipe.val_dirs,
-            test_dirs=recipe.test_dirs, reviewed=recipe.reviewed, base_model=base_model,
+            test_dirs=recipe.test_dirs, reviewed=recipe.reviewed, published=recipe.published, base_model=base_model,
         )  # fmt: skip
         if base_model is not None and (self.tokenizer_given or recipe.taxonomy is not None):
             raise ValueError("base_model brings its own tokenizer and taxonomy: leave tokenizer and taxonomy out")
@@ -246,15 +270,16 @@ class DeIdDataModule(RecipeDataModule):
         sets = {name: (documents[name], self.synthesizer(name)) for name in SPLITS}
         if "unseen" in self.test_sets:
             sets["test_unseen"] = (documents["test"], self.synthesizer("test", "heldout"))
-        reviewed = self.filler.reviewed()
-        base, slots = reviewed_slots(len(documents["train"]), len(reviewed), self.recipe.reviewed_share)
+        sizes = [(len(self.filler.reviewed()), self.recipe.reviewed_share),
+                 (len(self.filler.published()), self.recipe.published_share)]  # fmt: skip
+        base, slots = epoch_slots(len(documents["train"]), sizes)
+        pools = [Pool(self.filler.reviewed(), slots[0]), Pool(self.filler.published(), slots[1])]
         sets["train"] = (documents["train"][:base], sets["train"][1])
         for name, (docs, synthesizer) in sets.items():
             training = name == "train"
             self.datasets[name] = TokenClassificationDataset(
                 docs, synthesizer, self.tokenizer, self.label_set, self.max_length, self.stride,
-                score_once=not training, epoch=None if training else 0, reviewed=reviewed if training else (),
-                reviewed_slots=slots if training else None,
+                score_once=not training, epoch=None if training else 0, pools=pools if training else (),
             )  # fmt: skip
 
     def _collator(self) -> TokenCollator:

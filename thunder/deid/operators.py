@@ -157,8 +157,8 @@ class SurrogateOperator(Operator):
         self.bank = MentionBank.from_dirs(taxonomy if isinstance(taxonomy, Taxonomy) else Taxonomy.load(taxonomy), dirs)
 
     def replace(self, entity: Entity, mention: str) -> str:
+        from thunder.seeds import stable_seed
         from thunder.synthesis.mentions import MentionContext
-        from thunder.synthesis.synthesizer import stable_seed
 
         rng = random.Random(stable_seed(self.seed, entity.label, entity.key))
         context = MentionContext(label=entity.label, occurrences=tuple(entity.contexts))

@@ -1,5 +1,6 @@
 """Documents in and out: input listing (``sources``), annotated judgments (``annotation``), reviewed judgments
-(``reviewed``), pretraining corpora (``corpus``) and output files that survive interruption (``outputs``).
+(``reviewed``), pretraining corpora (``corpus``), published decisions as training documents (``published``) and
+output files that survive interruption (``outputs``).
 
 May import ``taxonomy`` and ``language``.
 """

@@ -62,8 +62,10 @@ class Document:
         return f"{source}:{self.line}" if self.line is not None else source
 
 
-def _suffix(path: Path) -> str:
-    return path.suffix.lower()
+def suffix_of(path: Path) -> str:
+    """The extension, with the inner one of an xz-compressed file (``.jsonl.xz``)."""
+    suffixes = [s.lower() for s in path.suffixes[-2:]]
+    return "".join(suffixes) if suffixes[-1:] == [".xz"] else path.suffix.lower()
 
 
 def list_inputs(inputs: Sequence[str | Path], suffixes: Sequence[str] = TEXT_SUFFIXES + JSONL_SUFFIXES) -> Listing:
@@ -114,10 +116,10 @@ def _scan(directory: Path, wanted: set[str]) -> tuple[list[Path], list[str]]:
             lines.append(f"{entry}: skipped, not a regular file")
         elif entry.name.startswith("."):
             hidden.append(entry.relative_to(directory).as_posix())
-        elif _suffix(entry) in wanted:
+        elif suffix_of(entry) in wanted:
             files.append(entry)
         else:
-            other[_suffix(entry) or entry.name] += 1
+            other[suffix_of(entry) or entry.name] += 1
     if other:
         kinds = ", ".join(f"{count} {kind}" for kind, count in other.most_common())
         lines.append(f"{directory}: skipped files that are not {'/'.join(sorted(wanted))} ({kinds})")
@@ -149,7 +151,7 @@ def _relative_paths(found: list[tuple[Path, Path]]) -> list[InputFile]:
     root = Path(os.path.commonpath([str(b) for b in bases])) if bases else Path(".")
     # the layout is the links' (a symlinked file may point anywhere): base's place under root, then file under base
     return [
-        InputFile(file, (base.relative_to(root) / file.relative_to(original)).as_posix(), _suffix(file) in JSONL_SUFFIXES)
+        InputFile(file, (base.relative_to(root) / file.relative_to(original)).as_posix(), suffix_of(file) in JSONL_SUFFIXES)
         for (file, original), (_, _, base) in zip(found, resolved)
     ]
 

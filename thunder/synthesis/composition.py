@@ -36,8 +36,9 @@ from thunder.documents.annotation import AnnotatedDocument, Placeholder, parse_a
 from thunder.identifiers.context import MentionContext
 from thunder.language.particles import fixed_particle, leading_particle
 from thunder.language.regions import PROVINCES
+from thunder.seeds import stable_seed, stable_share
 from thunder.synthesis.names import PersonNames
-from thunder.synthesis.synthesizer import SynthesizedDocument, Synthesizer, stable_seed
+from thunder.synthesis.synthesizer import SynthesizedDocument, Synthesizer
 from thunder.synthesis.templates import (
     FACTS,
     FIRM_TAG,
@@ -103,7 +104,7 @@ class Composer:
 
     def picks(self, doc_id: str, epoch: int) -> bool:
         """Whether document ``doc_id`` is composed into a whole judgment at ``epoch``."""
-        return stable_seed("whole", self.seed, epoch, doc_id) / 2**64 < self.share
+        return stable_share("whole", self.seed, epoch, doc_id) < self.share
 
     def __call__(self, doc: AnnotatedDocument, epoch: int = 0) -> AnnotatedDocument:
         """The whole judgment around ``doc`` when it :meth:`picks` it at ``epoch``, else ``doc``."""

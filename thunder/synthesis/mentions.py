@@ -18,7 +18,6 @@ Parsed mention files are cached per process (path, size, mtime), so building a b
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 import re
@@ -36,6 +35,7 @@ from thunder.identifiers.context import MentionContext, infer_gender
 from thunder.language.particles import agrees, leading_particle
 from thunder.language.regions import PROVINCES
 from thunder.plugins import load_part
+from thunder.seeds import stable_share
 from thunder.synthesis.fills import PLACE_NUMBERS, POOLED_PLACES, bus_route
 from thunder.synthesis.names import PersonNames
 
@@ -410,8 +410,7 @@ _UNSEEN_NAMES = PersonNames("unseen")
 def held_out(mention: str, share: float, seed: int = 0) -> bool:
     """Whether an entity is in the held-back ``share`` of the mention lists: a stable hash of its text (spaces
     removed), the same whatever the list order, file or process."""
-    key = f"mention-holdout\x1f{seed}\x1f{''.join(mention.split())}".encode("utf-8")
-    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") / 2**64 < share
+    return stable_share("mention-holdout", seed, "".join(mention.split())) < share
 
 
 def _split_lists(lists: MentionLists, holdout: float, part: str, seed: int) -> MentionLists:

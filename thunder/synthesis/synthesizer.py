@@ -31,7 +31,6 @@ head noun kept outside); quotes and spaces that the parser left outside the plac
 
 from __future__ import annotations
 
-import hashlib
 import random
 import re
 from collections import Counter
@@ -40,6 +39,7 @@ from dataclasses import dataclass
 
 from thunder.documents.annotation import AnnotatedDocument, Placeholder
 from thunder.language.particles import fixed_particle
+from thunder.seeds import stable_seed
 from thunder.synthesis.mentions import MentionBank, MentionContext, particle_after
 from thunder.synthesis.names import random_shape
 from thunder.taxonomy import Taxonomy, UnknownTagError, head_noun
@@ -83,12 +83,6 @@ class SynthesizedDocument:
     doc_id: str
     text: str
     spans: tuple[EntitySpan, ...]
-
-
-def stable_seed(*parts: object) -> int:
-    """A 64-bit seed from ``parts`` that is the same in every process (unlike ``hash``)."""
-    data = "\x1f".join(map(str, parts)).encode("utf-8")
-    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big")
 
 
 def _kept_word(core: str, entity: str) -> str:

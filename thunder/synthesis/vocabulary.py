@@ -33,7 +33,8 @@ from thunder.language.genre import load_genre_words
 from thunder.language.legal import TERMS_FILE, read_lexicon
 from thunder.language.morphemes import word_analysis
 from thunder.language.particles import PARTICLE_RUN, fix_particle
-from thunder.synthesis.synthesizer import SynthesizedDocument, stable_seed
+from thunder.seeds import stable_seed
+from thunder.synthesis.synthesizer import SynthesizedDocument
 
 __all__ = ["GENERAL_NOUNS_FILE", "NounSubstitution", "load_general_nouns", "structural_words"]
 
