@@ -9,13 +9,21 @@ denominator of ``thunder evaluate``'s over-redaction, and of all characters) bro
 - by the decision's kind (civil, criminal, administrative, family, tax, patent);
 - by the kind of text replaced: statute references (``형법 제62조 제1항``, ``제62조의2``), court names
   (``서울고등법원``, ``대구가정법원 안동지원``), procedural roles and terms (원고, 피고인, 원심, 재판장, 상고이유, 소외 ...),
-  names the courts publish (judges in the signature, prosecutors, counsel) and everything else;
+  names the courts publish (judges in the signature, prosecutors, counsel), the courts' own de-identification marks
+  (``피고인 1``, ``공소외 2``, ``○○○``: :mod:`thunder.language.court_marks`; replacing one hides nothing) and everything
+  else;
 
 and the most often replaced texts. The categories are regular expressions over the original text, written for this
 report (a character matched by several counts once, in the order above).
 
     PYTHONPATH=. .venv/bin/python tools/precedent_redaction.py --model runs/small/finetune/checkpoints/last.ckpt
     PYTHONPATH=. .venv/bin/python tools/precedent_redaction.py            # the recognizers alone
+    PYTHONPATH=. .venv/bin/python tools/precedent_redaction.py --model M \
+        --data ../shared/corpus/legal-ko/precedents.jsonl.xz --part held_out   # legal-ko's held-out decisions
+
+``--data`` is any JSONL (or ``.jsonl.xz``) of ``{id, kind, text}`` records; ``--part held_out`` reads only the held-out
+share of a corpus that training reads the rest of (:func:`thunder.documents.corpus.held_out`), ``all`` (the default)
+every record.
 """
 
 from __future__ import annotations
@@ -29,9 +37,12 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from thunder.deid.pipeline import DeidResult, PipelineOptions
+from thunder.documents.corpus import PARTS, plan
+from thunder.documents.corpus import records as corpus_records
+from thunder.language.court_marks import court_marks
 
 DATA = Path(__file__).resolve().parents[1] / "benchmarks" / "precedents" / "precedents.jsonl"
-CATEGORIES = ("statute reference", "court name", "procedural term", "published official", "other")
+CATEGORIES = ("statute reference", "court name", "procedural term", "published official", "court mark", "other")
 _ARTICLE = r"제\s*\d+\s*(?:조|항|호(?!증)|목)(?:\s*의\s*\d+)?"  # not an exhibit number (갑 제1호증)
 STATUTE = re.compile(
     rf"(?:[가-힣]+(?:법|법률|령|규칙)\s*)?{_ARTICLE}(?:\s*(?:,\s*)?(?:{_ARTICLE}|전단|후단|본문|단서))*"
@@ -67,6 +78,8 @@ def categories(text: str) -> list[int]:
         [PROCEDURAL],
         [SIGNATURE, COUNSEL_NAME, PROSECUTOR_LINE],
     ]
+    for mark in court_marks(text):  # the weakest layer: every layer above overwrites it
+        found[mark.start : mark.end] = [CATEGORIES.index("court mark")] * (mark.end - mark.start)
     for index in reversed(range(len(layers))):  # later layers first, so earlier ones overwrite them
         for pattern in layers[index]:
             for match in pattern.finditer(text):
@@ -113,11 +126,13 @@ def _pct(part: int, whole: int) -> str:
 def report(figures: dict, system: str) -> str:
     total = figures["total"]
     replaced, non_space = total["replaced"], total["non_whitespace"]
+    marks = sum(figures["by_category"]["court mark"].values())
     lines = [
         f"## Published precedents: {system}",
         "",
         f"Replaced: {replaced:,} of {non_space:,} non-whitespace characters ({_pct(replaced, non_space)}); "
-        f"{_pct(replaced, total['characters'])} of all {total['characters']:,} characters.",
+        f"{_pct(replaced, total['characters'])} of all {total['characters']:,} characters; outside the courts' own "
+        f"marks {_pct(replaced - marks, non_space)}.",
         "",
         "| source | replaced chars | share of text | share of replaced |",
         "|---|---|---|---|",
@@ -145,16 +160,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", help="export directory or .ckpt (default: the recognizers alone)")
     parser.add_argument("--data", type=Path, default=DATA, help="JSONL of {id, kind, text} (default: %(default)s)")
+    parser.add_argument("--part", choices=PARTS, default="all", help="which records of a corpus with a held-out share")
     parser.add_argument("--threshold", type=float, default=PipelineOptions.threshold)
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--top", type=int, default=40, help="most often replaced texts to list")
     parser.add_argument("--json", type=Path, help="write the figures to this file")
     args = parser.parse_args(argv)
     try:
-        records = [json.loads(line) for line in args.data.read_text(encoding="utf-8").splitlines() if line.strip()]
-        for number, record in enumerate(records, 1):
+        records = [record for span in plan([args.data]) for record in corpus_records(span, args.part)]
+        for record in records:
             if not isinstance(record.get("text"), str) or "kind" not in record:
-                raise ValueError(f"{args.data}:{number}: a record needs 'text' and 'kind'")
+                raise ValueError(f"{record['_where']}: a record needs 'text' and 'kind'")
         deidentifier = PipelineOptions(model=args.model, threshold=args.threshold, batch_size=args.batch_size).build()
     except (OSError, ValueError) as error:
         print(f"precedent_redaction: {error}", file=sys.stderr)
@@ -166,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\r{len(results)}/{len(records)} documents", end="", file=sys.stderr)
     print(f"\r{len(records)} documents in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     figures = breakdown(records, results, args.top)
-    figures["meta"] = {"model": args.model, "threshold": args.threshold if args.model else None, "data": str(args.data)}
+    figures["meta"] = {"model": args.model, "threshold": args.threshold if args.model else None, "data": str(args.data),
+                       "part": args.part, "documents": len(records)}  # fmt: skip
     print(report(figures, args.model or "recognizers"))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

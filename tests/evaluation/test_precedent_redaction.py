@@ -52,3 +52,12 @@ def test_categories_cover_statutes_courts_procedure_and_published_names() -> Non
     assert of("procedural term") == "피고인판사재판장"
     assert of("published official") == " 이상균() 김유경"
     assert "판결을 받았다(갑 제3호증)" in of("other")
+
+
+def test_the_courts_marks_are_a_category_of_their_own() -> None:
+    """Replacing a court's mark (``○○○``, the number of ``피고인 1``) hides nothing: it is counted apart."""
+    text = "피고인 1은 피해자 ○○○에게 형법 제62조를 어겼다."
+    found = tool.categories(text)
+    mark = tool.CATEGORIES.index("court mark")
+    assert [found[text.index(part)] for part in ("1", "○○○", "제62조", "어겼다")] == [
+        mark, mark, tool.CATEGORIES.index("statute reference"), tool.CATEGORIES.index("other")]  # fmt: skip

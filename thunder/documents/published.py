@@ -40,7 +40,7 @@ from thunder.taxonomy import Taxonomy
 
 __all__ = ["CHUNK_CHARS", "SINCE", "chunks", "read_published"]
 
-CHUNK_CHARS = 3000  # characters of a decision per training document at most (cut at line ends)
+CHUNK_CHARS = 1500  # characters of a decision per training document at most (cut at line ends)
 SINCE = 1995  # decisions from this year on: older ones often name the parties in clear text
 _COMPANY = re.compile(
     r"(?:주식회사|\(주\)|㈜)\s?(?P<after>[가-힣A-Za-z][가-힣A-Za-z0-9]+)|(?P<before>[가-힣A-Za-z0-9]*[가-힣A-Za-z])\s?(?:주식회사|\(주\)|㈜)"
