@@ -8,19 +8,16 @@ exposed through jsonargparse; their modules are imported only when the subcomman
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import logging
-import re
 import sys
-import types
-import typing
 import warnings
 from typing import Callable
 
-from jsonargparse import ArgumentError
 from lightning.pytorch import Trainer
 from lightning.pytorch.cli import LightningCLI
+
+from thunder.commands.line import run
 
 TRAINER_COMMANDS = ("fit", "validate", "test", "predict")
 
@@ -38,7 +35,7 @@ EXTRA_COMMANDS: dict[str, str | dict[str, str]] = {
 }
 
 EXTRA_HELP = {
-    "deid": "De-identify text files, directories, JSONL or stdin with a trained model.",
+    "deid": "De-identify text files, directories, JSONL or stdin (a trained model, or the recognizers alone).",
     "evaluate": "Leak rate, over-redaction and the paper's token metrics on annotated data.",
     "export": "Convert a checkpoint to a Hugging Face model directory.",
     "tokenizer": "Train a Mecab-ko + BPE tokenizer (thunder tokenizer train ...).",
@@ -174,108 +171,6 @@ def _print_help() -> None:
         print(f"  {name:<10} {text}")
 
 
-def _run_function(function: Callable, args: list[str], prog: str) -> None:
-    """Parse ``args`` against ``function``'s signature and call it (its own ``config`` parameter included).
-
-    A parameter named ``inputs`` is positional (``thunder deid --model M a.txt b/``); a parameter typed with a
-    dataclass (an option group shared by several commands, e.g. :class:`thunder.deid.pipeline.PipelineOptions`) gives its
-    fields as top-level options; all others are options.
-    """
-    import inspect
-
-    from jsonargparse import ArgumentParser
-
-    parser = ArgumentParser(prog=prog, exit_on_error=False)
-    positional = {"inputs"} & set(inspect.signature(function).parameters)
-    if positional:
-        parser.add_argument("inputs", nargs="*", default=[], help="input files or directories (default: stdin)")
-    hints = typing.get_type_hints(function)
-    hints.pop("return", None)
-    groups = {name: hint for name, hint in hints.items() if dataclasses.is_dataclass(hint)}
-    parser.add_function_arguments(function, as_positional=False, skip=positional | set(groups))
-    for group in groups.values():
-        parser.add_class_arguments(group, nested_key=None)
-    flags = {name for name, hint in hints.items() if hint is bool}
-    flags |= {f.name for group in groups.values() for f in dataclasses.fields(group) if f.type in (bool, "bool")}
-    args = _normalise_options(args, flags)
-    try:
-        values = parser.parse_args(args).as_dict()
-    except ArgumentError as error:
-        options = {**hints, **{k: v for group in groups.values() for k, v in typing.get_type_hints(group).items()}}
-        raise SystemExit(f"{prog}: error: {_option_error(error, args, options)}") from None
-    for name, group in groups.items():
-        values[name] = group(**{f.name: values.pop(f.name) for f in dataclasses.fields(group) if f.name in values})
-    try:
-        function(**values)
-    except (OSError, ValueError, LookupError) as error:  # bad input: a message naming it, not a traceback
-        raise SystemExit(f"{prog}: error: {error}") from None
-
-
-def _given(args: list[str], name: str) -> str | None:
-    """The value given on the command line for ``--name`` (the last one), if any."""
-    value = None
-    for position, arg in enumerate(args):
-        if arg == f"--{name}" and position + 1 < len(args):
-            value = args[position + 1]
-        elif arg.startswith(f"--{name}="):
-            value = arg.partition("=")[2]
-    return value
-
-
-def _kinds(hint: object) -> set[object]:
-    """The plain types an annotation allows (``dict[str, str] | None`` -> ``{dict, NoneType}``)."""
-    if typing.get_origin(hint) in (typing.Union, types.UnionType):
-        return set().union(*map(_kinds, typing.get_args(hint)))
-    return {typing.get_origin(hint) or hint}
-
-
-def _choices(hint: object) -> list[object]:
-    """The values a ``Literal`` annotation allows (``Literal["a", "b"] | None`` -> ``["a", "b"]``)."""
-    if typing.get_origin(hint) in (typing.Union, types.UnionType):
-        return [choice for arg in typing.get_args(hint) for choice in _choices(arg)]
-    return list(typing.get_args(hint)) if typing.get_origin(hint) is typing.Literal else []
-
-
-def _option_error(error: Exception, args: list[str], hints: dict[str, object]) -> str:
-    """One line for an option the parser refused: ``--operators: invalid JSON (...)``, ``--threshold: not a number
-    ('nan')``; other errors with their lines joined."""
-    import json
-
-    found = re.match(r'Parser key "([^"]+)"', str(error))
-    name = found.group(1) if found else None
-    given = _given(args, name) if name else None
-    if name and given is not None:
-        if choices := _choices(hints.get(name)):
-            return f"--{name} must be one of {', '.join(map(str, choices))}, got {given!r}"
-        kinds = _kinds(hints.get(name))
-        if kinds & {dict, list}:
-            try:
-                json.loads(given)
-            except json.JSONDecodeError as decode:
-                return f"--{name}: invalid JSON ({decode.msg} at column {decode.colno}): {given!r}"
-            expected = " or ".join(sorted(k.__name__ for k in kinds & {dict, list}))
-            return f"--{name}: expected a JSON {expected.replace('dict', 'object')}, got {given!r}"
-        if kinds & {float, int}:
-            return f"--{name}: not a number: {given!r}"
-    return "; ".join(line.strip() for line in str(error).splitlines() if line.strip())
-
-
-def _normalise_options(args: list[str], flags: set[str]) -> list[str]:
-    """Accept ``--vocab-size`` for ``--vocab_size``, and a bare boolean flag (``--show-leaks``) for ``... true``."""
-    result: list[str] = []
-    for position, arg in enumerate(args):
-        if not arg.startswith("--") or arg == "--":
-            result.append(arg)
-            continue
-        name, equals, value = arg[2:].partition("=")
-        name = name.replace("-", "_")
-        result.append(f"--{name}{equals}{value}")
-        following = args[position + 1] if position + 1 < len(args) else None
-        if not equals and name in flags and (following is None or following.startswith("-")):
-            result.append("true")
-    return result
-
-
 def main(args: list[str] | None = None) -> None:
     """Entry point of the ``thunder`` console script."""
     args = list(sys.argv[1:] if args is None else args)
@@ -285,12 +180,12 @@ def main(args: list[str] | None = None) -> None:
     command, rest = args[0], args[1:]
     target = EXTRA_COMMANDS.get(command)
     if isinstance(target, str):
-        _run_function(_resolve(target), rest, prog=f"thunder {command}")
+        run(_resolve(target), rest, prog=f"thunder {command}")
     elif isinstance(target, dict):
         if not rest or rest[0] not in target:
             choices = ", ".join(target)
             raise SystemExit(f"usage: thunder {command} {{{choices}}} [options]  (e.g. thunder {command} {next(iter(target))} --help)")
-        _run_function(_resolve(target[rest[0]]), rest[1:], prog=f"thunder {command} {rest[0]}")
+        run(_resolve(target[rest[0]]), rest[1:], prog=f"thunder {command} {rest[0]}")
     else:
         ThunderCLI(args=args)
 

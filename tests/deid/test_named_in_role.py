@@ -111,3 +111,13 @@ def test_every_name_it_finds_in_the_packaged_corpora_lies_on_an_identifier(corpu
     off = [doc.text[span.start : span.end] for doc, span in found
            if not any(g.start < span.end and span.start < g.end for g in doc.spans)]  # fmt: skip
     assert off == []
+
+
+def test_a_dictionary_noun_shaped_like_a_name_is_a_name_after_a_role() -> None:
+    """``홍길동`` is a common noun to Mecab-ko (the dictionary's everyman); after a role it is a name, as README's
+    example without a model says: three syllables, a common surname first, no general noun of Korean."""
+    found = NamedInRoleRecognizer().find
+    text = "피고인 홍길동은 피해자 김영희에게 전화하였다."
+    assert [text[s.start : s.end] for s in found(text)] == ["홍길동", "김영희"]
+    for text in ("피고인 이야기는 다르다.", "피고인 구치소에서", "원고 주장은 이유 없다.", "증인 신문조서"):
+        assert found(text) == [], text

@@ -235,17 +235,16 @@ def test_thunder_deid_writes_the_review_queue_and_resumes(tmp_path: Path) -> Non
     (inputs / "clean.txt").write_text("전화 010-1111-2222로 연락하였다.", encoding="utf-8")
     queue, out = tmp_path / "queue.jsonl", tmp_path / "out"
     main(["deid", str(inputs), "--out", str(out), "--review_queue", str(queue)])
-    weight = TriageRule().cut_word_weight
-    assert read_queue(queue) == [
-        {"id": str(inputs / "glued.txt"), "file": "glued.txt", "risk": weight, "possible_misses": 1,
+    assert read_queue(queue) == [  # no model: no risk, in the order done
+        {"id": str(inputs / "clean.txt"), "file": "clean.txt", "risk": None, "possible_misses": 0, "reasons": []},
+        {"id": str(inputs / "glued.txt"), "file": "glued.txt", "risk": None, "possible_misses": 1,
          "reasons": ["1 rest of a word cut by a replacement (A)"]},
-        {"id": str(inputs / "clean.txt"), "file": "clean.txt", "risk": 0.0, "possible_misses": 0, "reasons": []},
     ]  # fmt: skip
     assert (out / "glued.txt").read_text(encoding="utf-8") == "연락처A로 연락하였다."
     (inputs / "later.txt").write_text("연락처010-3333-4444과 계좌번호를 알려 주었다.", encoding="utf-8")
     main(["deid", str(inputs), "--out", str(out), "--review_queue", str(queue), "--cut_word_weight", "0.3"])
-    assert [(r["file"], r["risk"]) for r in read_queue(queue)] == [("later.txt", 0.3), ("glued.txt", weight),
-                                                                   ("clean.txt", 0.0)]  # fmt: skip
+    assert [(r["file"], r["possible_misses"]) for r in read_queue(queue)] == [("clean.txt", 0), ("glued.txt", 1),
+                                                                              ("later.txt", 1)]  # fmt: skip
     with pytest.raises(SystemExit, match="--review_queue .* is an input file"):
         main(["deid", str(inputs), "--out", str(out), "--review_queue", str(inputs / "clean.txt")])
 

@@ -325,3 +325,17 @@ def test_thunder_predict_two_processes(corpus: Path, tmp_path: Path) -> None:
     assert "thunder predict: 1 written, 8 already done, 1 failed, of 10 documents" in done.stderr
     assert written(out) == expected
     assert all(p.stat().st_mtime_ns == mtime for p, mtime in kept.items())
+
+
+def test_a_long_run_prints_progress_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch) -> None:
+    """``thunder deid`` over many documents says how far it is: done of all, documents/s, time left."""
+    import thunder.runs.plan as plan
+
+    monkeypatch.setattr(plan, "PROGRESS_SECONDS", 0.0)
+    (tmp_path / "in").mkdir()
+    for n in range(3):
+        (tmp_path / "in" / f"{n}.txt").write_text(f"연락처 010-1234-567{n}", encoding="utf-8")
+    main(["deid", str(tmp_path / "in"), "--out", str(tmp_path / "out")])
+    lines = [line for line in capsys.readouterr().err.splitlines() if "documents/s" in line]
+    assert [line.split(",")[0] for line in lines] == [f"thunder deid: {n}/3 documents" for n in (1, 2, 3)]
+    assert all(line.endswith(" left") for line in lines)

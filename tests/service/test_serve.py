@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 from thunder.cli import main  # noqa: E402
 from thunder.deid.mapping import Mapping, MappingKey, reidentify  # noqa: E402
 from thunder.deid.pipeline import Deidentifier  # noqa: E402
-from thunder.deid.triage import TriageRule  # noqa: E402
+from thunder.deid.triage import NO_MODEL_RISK, TriageRule  # noqa: E402
 from thunder.service.app import create_app, running, serve  # noqa: E402
 from thunder.taxonomy import LabelSet, Taxonomy  # noqa: E402
 
@@ -148,7 +148,8 @@ def test_deid_endpoint(service) -> None:
     assert (name["text"], name["source"]) == (SECRET_NAME, "named_in_role")
     status, data = post(url, "/v1/deid", {"text": SECRET_TEXT, "operator": "tag", "threshold": 0.3})
     assert status == 200 and "[전화번호]" in data["text"]
-    assert post(url, "/v1/deid", {"text": ""}) == (200, {"text": "", "spans": [], "risk": 0.0, "suggestions": []})
+    assert post(url, "/v1/deid", {"text": ""}) == (200, {"text": "", "spans": [], "risk": None, "suggestions": [],
+                                                     "risk_reason": NO_MODEL_RISK})  # fmt: skip
 
 
 def test_deid_answers_carry_possible_misses_and_a_risk(service) -> None:
@@ -160,9 +161,10 @@ def test_deid_answers_carry_possible_misses_and_a_risk(service) -> None:
     (miss,) = data["suggestions"]
     assert (miss["text"], miss["source"], miss["reason"], miss["label"]) == ("연락처", "possible_miss", "cut_word", "전화번호")
     assert text[miss["start"] : miss["end"]] == "연락처" and miss["placeholder"] == "A"
-    assert data["risk"] == miss["score"] == TriageRule().cut_word_weight
+    assert miss["score"] == TriageRule().cut_word_weight
+    assert (data["risk"], data["risk_reason"]) == (None, NO_MODEL_RISK)  # no model: nothing can judge the rest
     status, data = post(url, "/v1/deid/batch", {"documents": [text, "전화 010-1111-2222로 연락하였다."]})
-    assert [r["risk"] for r in data["results"]] == [TriageRule().cut_word_weight, 0.0]
+    assert [r["risk"] for r in data["results"]] == [None, None]
     assert [len(r["suggestions"]) for r in data["results"]] == [1, 0]
     with running(create_app(Deidentifier(), triage=None)) as (plain, _):
         status, data = post(plain, "/v1/deid", {"text": text})
@@ -344,7 +346,7 @@ def test_mapping_from_the_service_restores_the_original(service, key, tmp_path: 
 def test_mapping_needs_a_server_key(logs) -> None:
     with running(create_app(Deidentifier())) as (url, _):
         status, data = post(url, "/v1/deid", {"text": SECRET_TEXT, "mapping": True})
-    assert (status, data["error"]) == (400, "mapping requested, but the server was started without --key-file")
+    assert (status, data["error"]) == (400, "mapping requested, but the server was started without --key_file")
 
 
 def test_health_labels_and_page(service) -> None:
@@ -438,7 +440,7 @@ def test_binding_beyond_loopback_needs_a_token(tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as refused:
         main(["serve", "--host", "0.0.0.0"])
     assert str(refused.value) == (
-        "thunder serve: error: --host 0.0.0.0 reaches beyond this machine: give --token-file (a token clients must send)"
+        "thunder serve: error: --host 0.0.0.0 reaches beyond this machine: give --token_file (a token clients must send)"
     )
     with pytest.raises(ValueError, match="reaches beyond this machine"):  # the library refuses too
         serve(create_app(Deidentifier()), host="192.168.1.10")

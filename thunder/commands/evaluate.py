@@ -10,7 +10,7 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import thunder
 from thunder.commands.data import config_data_section
@@ -47,6 +47,9 @@ class RecipeOptions:
             it after the placeholder (quasi labels only).
         seed: filling seed (one fixed filling, epoch 0; the recipe's seed fills as ``thunder test`` does).
     """
+
+    GROUP: ClassVar[str] = "evaluation documents"
+    ADVANCED: ClassVar[tuple[str, ...]] = ("generators", "split_fractions", "split_seed", "mention_holdout", "head_nouns")
 
     config: str | None = None
     data: str | None = None

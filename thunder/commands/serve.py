@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import ssl
+import sys
 
 from thunder.deid.pipeline import PipelineOptions
 from thunder.deid.policy import PublicationPolicy
@@ -33,7 +34,7 @@ def serve_command(
     Args:
         pipeline: the de-identification options (--model, --operator, --threshold, ...).
         policy: the publication policy (--keep_officials, --keep_regions, ...).
-        host: address to listen on (127.0.0.1: this machine only; any other address needs --token-file).
+        host: address to listen on (127.0.0.1: this machine only; any other address needs --token_file).
         port: TCP port.
         key_file: mapping key (created when absent): requests with "mapping": true get the encrypted entity table.
         token_file: a file holding one line, the bearer token (16 characters or more) that clients send as
@@ -70,7 +71,10 @@ def serve_command(
     token = read_token(token_file) if token_file is not None else None
     key = MappingKey.load_or_create(key_file) if key_file else None
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    app = create_app(pipeline.build(policy), max_request_bytes=max_request_bytes, max_documents=max_documents,
+    deidentifier = pipeline.build(policy)
+    if note := deidentifier.coverage():
+        print(f"thunder serve: {note}; answers carry risk null", file=sys.stderr)
+    app = create_app(deidentifier, max_request_bytes=max_request_bytes, max_documents=max_documents,
                      max_batch_size=max_batch_size, max_wait=max_wait_ms / 1000, request_timeout=request_timeout,
                      key=key, token=token, triage=triage)  # fmt: skip
     scheme = "https" if ssl_certfile else "http"

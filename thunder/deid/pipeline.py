@@ -47,7 +47,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Literal, Mapping, Sequence
+from typing import Any, ClassVar, Iterable, Literal, Mapping, Sequence
 
 from thunder.deid.operators import Entity, OperatorChoice, OperatorSpec, entity_key, mask_character
 from thunder.deid.overlaps import Overlap, find_keys, held_back, particle_variants, propagate, resolve_overlaps, trim
@@ -375,6 +375,10 @@ class PipelineOptions:
         runtime: how the model runs: auto (the export's ONNX graph when it has one, written by ``thunder export
             --onnx``, else PyTorch), torch, or onnx (ONNX Runtime; the export must have a graph).
     """
+
+    GROUP: ClassVar[str] = "model"
+    ADVANCED: ClassVar[tuple[str, ...]] = ("taxonomy", "recognizers", "operators", "max_length", "stride",
+                                           "batch_size", "grow_threshold", "device", "runtime")  # fmt: skip
 
     model: str | None = None
     taxonomy: str | None = None

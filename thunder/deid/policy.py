@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Literal, Sequence
+from typing import ClassVar, Literal, Sequence
 
 from thunder.identifiers.base import ScoredSpan
 from thunder.language.genre import load_genre_words
@@ -65,6 +65,9 @@ class PublicationPolicy:
         propagate_threshold: a model span's text replaces its other occurrences in the document only from this
             score (its tokens' mean 1 - P(O)).
     """
+
+    GROUP: ClassVar[str] = "publication policy"
+    ADVANCED: ClassVar[tuple[str, ...]] = ("protected_words", "genre_words", "propagate_threshold")
 
     keep_officials: list[Role] = field(default_factory=lambda: list(OFFICIAL_ROLES))
     keep_regions: bool = True

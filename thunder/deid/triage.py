@@ -35,7 +35,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from thunder.deid.operators import entity_key
 from thunder.deid.pipeline import Deidentifier, DeidResult, DetectedSpan, find_keys
@@ -57,7 +57,7 @@ _HANGUL_NAME = re.compile(r"[가-힣]{2,5}")
 
 @dataclass(frozen=True)
 class TriageRule:
-    """What counts as a possible miss and how much it weighs (see the module docstring).
+    """What counts as a possible miss and how much it weighs (how the risk is computed: docs/serving.md).
 
     Args:
         near_margin: a token left in is a possible miss when its identifier probability lies within this many
@@ -74,6 +74,8 @@ class TriageRule:
         part_min_chars: the shortest lower part of a several-word entity looked for, in non-space characters.
         person_subcategories: taxonomy subcategories of person names (their given names and surnames are parts).
     """
+
+    GROUP: ClassVar[str] = "advanced: triage"
 
     near_margin: float = 4.6
     near_weight: float = 0.25
@@ -127,12 +129,17 @@ class PossibleMiss:
     source: str = POSSIBLE_MISS
 
 
+NO_MODEL_RISK = "no model: the recognizers alone cannot judge whether names, addresses or places are left in"
+
 @dataclass(frozen=True)
 class TriagedResult(DeidResult):
-    """A de-identified document with its possible misses (not replaced) and its risk."""
+    """A de-identified document with its possible misses (not replaced) and its risk: the chance that an identifier
+    was left in, as its marks give it; ``risk_reason`` says why that is no judgment of the document (no model: the
+    answers and the review queue then give the risk as null)."""
 
     risk: float = 0.0
     suggestions: tuple[PossibleMiss, ...] = ()
+    risk_reason: str | None = None
 
     def reasons(self, top: int = 3) -> list[str]:
         """The ``top`` reasons to look, strongest first, without quoting the text (``3 near the threshold, highest
@@ -307,7 +314,8 @@ class Triage:
             marks += [_mark(text, start, end, span, rule.part_weight, "entity_part") for start, end, span in found]
         merged = merge_marks(text, marks)
         risk = 1 - math.prod(1 - mark.score for mark in merged)
-        return TriagedResult(result.text, result.spans, round(risk, 4), tuple(merged))
+        unjudged = NO_MODEL_RISK if self.deidentifier.model is None else None  # names, addresses, places unknown
+        return TriagedResult(result.text, result.spans, round(risk, 4), tuple(merged), unjudged)
 
     def _near_marks(self, text: str, prediction: TokenPredictions, replaced: bytearray) -> list[PossibleMiss]:
         rule, threshold, label_set = self.rule, self.deidentifier.operating_point.threshold, self.deidentifier.label_set
@@ -382,7 +390,8 @@ class ReviewQueue:
         record: dict[str, Any] = {"id": doc_id}
         if file is not None:
             record["file"] = file
-        record.update(risk=result.risk, possible_misses=len(result.suggestions), reasons=result.reasons())
+        risk = None if result.risk_reason else result.risk
+        record.update(risk=risk, possible_misses=len(result.suggestions), reasons=result.reasons())
         self.records.pop(_key(record), None)
         self.records[_key(record)] = record
         self.journal.write([record])
@@ -390,7 +399,7 @@ class ReviewQueue:
     def close(self) -> None:
         """Write the ranked queue and remove the journal."""
         self.journal.close()
-        ranked = sorted(self.records.values(), key=lambda r: -r["risk"])
+        ranked = sorted(self.records.values(), key=lambda r: -math.inf if r["risk"] is None else -r["risk"])
         write_atomic(self.path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in ranked))
         self.partial.unlink(missing_ok=True)
 
@@ -405,7 +414,8 @@ def _read_queue(path: Path) -> list[dict]:
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         try:
             record = json.loads(line)
-            if not isinstance(record, dict) or not isinstance(record.get("risk"), (int, float)) or "id" not in record:
+            risk = record.get("risk", "") if isinstance(record, dict) else ""
+            if not isinstance(risk, (int, float, type(None))) or "id" not in record:
                 raise ValueError
         except ValueError:
             raise ValueError(f"{path}:{number}: not a line of a review queue; give another --review_queue") from None

@@ -35,6 +35,7 @@ import os
 import signal
 import socket
 import sys
+import time
 from dataclasses import asdict, dataclass
 from enum import Enum
 from pathlib import Path, PurePosixPath
@@ -51,6 +52,7 @@ RECORD_FORMAT = "thunder-run/1"
 FAILED_FILE = "failed.jsonl"
 SPANS_SUFFIX = ".spans.jsonl"
 RESERVED = (LOCK_FILE, RECORD_FILE)
+PROGRESS_SECONDS = 30.0  # a progress line at most this often
 
 
 def span_record(doc_id: str, span: DetectedSpan, file: str | None = None, with_text: bool = True) -> dict:
@@ -148,6 +150,8 @@ class OutputPlan:
         self._record: dict[str, Any] | None = None
         self._by_key = {(slot.name, slot.doc): slot for slot in self.slots}
         self.failures_name = FAILED_FILE  # failed-<rank>.jsonl on each process of a distributed run
+        self.progress_interval = PROGRESS_SECONDS
+        self._started = self._shown = time.monotonic()
 
     # -- check ------------------------------------------------------------------------------------------------
 
@@ -331,6 +335,7 @@ class OutputPlan:
                 write_atomic(target.with_name(target.name + SPANS_SUFFIX), lines)
             write_atomic(target, result.text)
         self.counts.written += 1
+        self._progress()
 
     def fail(self, where: str, reason: str, record: dict | None = None) -> None:
         """Report a document that was not de-identified (``record``: its line of ``failed.jsonl``, PER_DOCUMENT)."""
@@ -347,6 +352,19 @@ class OutputPlan:
             print(f"{self.command}: {line}", file=sys.stderr, flush=True)
         if summary:
             print(f"{self.command}: {self.summary()}", file=sys.stderr, flush=True)
+
+    def _progress(self) -> None:
+        """A line on stderr every ``progress_interval`` seconds of a run over many documents: documents done of all,
+        documents per second, time left (the run's output may be a file: whole lines, flushed)."""
+        now = time.monotonic()
+        if now - self._shown < self.progress_interval or self.total < 2:
+            return
+        self._shown = now
+        done = self.counts.written + self.counts.failed
+        rate = done / max(now - self._started, 1e-9)
+        left = (self.total - self.counts.already - done) / rate if rate else 0.0
+        print(f"{self.command}: {self.counts.already + done}/{self.total} documents, {rate:.1f} documents/s, "
+              f"{datetime.timedelta(seconds=round(left))} left", file=sys.stderr, flush=True)  # fmt: skip
 
     def summary(self) -> str:
         already = f", {self.counts.already} already done" if self.counts.already else ""

@@ -121,7 +121,7 @@ def create_app(
     )
     app = FastAPI(title="Thunder de-identification", description=description, lifespan=lifespan, docs_url=None,
                   redoc_url=None, openapi_url="/openapi.json")  # fmt: skip
-    bearer = HTTPBearer(auto_error=False, description="the token of the server's --token-file")
+    bearer = HTTPBearer(auto_error=False, description="the token of the server's --token_file")
 
     async def authorised(credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:
         if credentials is None:
@@ -159,7 +159,7 @@ def create_app(
 
     def wants_mapping(body: Replacement) -> bool:
         if body.mapping and key is None:
-            raise RequestError(400, "mapping requested, but the server was started without --key-file")
+            raise RequestError(400, "mapping requested, but the server was started without --key_file")
         return body.mapping
 
     async def seal(doc_id: str, text: str, result: DeidResult, wanted: bool) -> dict:
@@ -189,6 +189,7 @@ def create_app(
     async def health() -> dict:
         model = None if label_set is None else {"granularity": label_set.granularity, "types": len(label_set.types)}
         return {"status": "ok", "model": model, "recognizers": [r.name for r in deidentifier.recognizers],
+                "coverage": deidentifier.coverage() or "the model and the recognizers",
                 "token_required": token is not None, "max_request_bytes": max_request_bytes,
                 "max_documents": max_documents, "request_timeout": request_timeout,
                 "batches": {"calls": batcher.calls, "documents": batcher.documents,
@@ -252,6 +253,7 @@ def create_app(
 
         return JSONResponse(await answer(request, work()))
 
+    app.state.token_required = token is not None
     app.openapi = lambda: _openapi(app)
     app.mount("/static", StaticFiles(directory=REVIEW_DIR), name="static")
     app.mount("/docs/assets", StaticFiles(directory=DOCS_DIR), name="docs-assets")
@@ -271,7 +273,16 @@ def _openapi(app: FastAPI) -> dict:
         schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
         _, definitions = models_json_schema([(m, "validation") for m in REQUESTS],
                                             ref_template="#/components/schemas/{model}")  # fmt: skip
-        schema.setdefault("components", {}).setdefault("schemas", {}).update(definitions["$defs"])
+        components = schema.setdefault("components", {})
+        components.setdefault("schemas", {}).update(definitions["$defs"])
+        components.setdefault("securitySchemes", {})["HTTPBearer"] = {
+            "type": "http", "scheme": "bearer",
+            "description": "the token of the server's --token_file; required on every /v1/ endpoint when the server "
+                           "was started with one (always off 127.0.0.1)",
+        }  # fmt: skip
+        for path, operations in schema.get("paths", {}).items():
+            for operation in operations.values() if path.startswith("/v1/") else ():
+                operation["security"] = [{"HTTPBearer": []}] if app.state.token_required else []
         app.openapi_schema = schema
     return app.openapi_schema
 
@@ -346,7 +357,7 @@ def is_loopback(host: str) -> bool:
 def check_host(host: str, token_required: bool) -> None:
     """Refuse to listen beyond loopback without a token (``ValueError``, one line)."""
     if not token_required and not is_loopback(host):
-        raise ValueError(f"--host {host} reaches beyond this machine: give --token-file (a token clients must send)")
+        raise ValueError(f"--host {host} reaches beyond this machine: give --token_file (a token clients must send)")
 
 
 def read_token(path: str | Path) -> str:

@@ -34,7 +34,7 @@ class _Body(BaseModel):
 
 class Replacement(_Body):
     operator: OperatorName | None = Field(None, description="one operator for every entity")
-    mapping: bool = Field(False, description="add the sealed entity table (the server needs --key-file)")
+    mapping: bool = Field(False, description="add the sealed entity table (the server needs --key_file)")
 
 
 class Options(Replacement):
@@ -81,7 +81,10 @@ class ApplyRequest(Replacement):
 class DeidAnswer(BaseModel):
     text: str
     spans: list[DetectedSpan]
-    risk: float | None = Field(None, description="chance that an identifier was left in, by the triage rule")
+    risk: float | None = Field(
+        None, description="chance that an identifier was left in, by the triage rule; null when nothing can judge it"
+    )
+    risk_reason: str | None = Field(None, description="why risk is null (the server runs without a model)")
     suggestions: list[PossibleMiss] | None = Field(
         None, description="possible misses: places left in that may be identifiers (not replaced; source possible_miss)"
     )
@@ -176,4 +179,6 @@ def result_json(result: DeidResult) -> dict:
     answer = {"text": result.text, "spans": [asdict(span) for span in result.spans]}
     if isinstance(result, TriagedResult):
         answer.update(risk=result.risk, suggestions=[asdict(miss) for miss in result.suggestions])
+        if result.risk_reason:
+            answer.update(risk=None, risk_reason=result.risk_reason)
     return answer

@@ -12,7 +12,8 @@ A candidate is the Hangul word right after a role word (a few particles after it
 ``김인이(51세)``). It is a name when it has two to four syllables, starts with a Korean surname, and is no word
 (:func:`name_in`): not legal text (:class:`thunder.language.legal.LegalText`), a protected word, a common word of the genre or
 a city, county or district, and not one dictionary word by Mecab-ko (``원고 주장은``, ``피해자 본인``, ``증인 신문``)
-unless the dictionary knows it as a person's name. Names listed with middle dots after a role are each found
+unless the dictionary knows it as a person's name or it is a rare noun shaped like one (``피고인 홍길동은``: three
+syllables, a surname first, none of the general nouns of Korean). Names listed with middle dots after a role are each found
 (``피고인 김철수·이영희``); a foreign name is found whole, its words joined by middle dots or spaces, where Mecab-ko
 knows its words as persons' names (``원고 쿠즈네초바 이리나``, ``물리치료사 올가·소콜로프``; :func:`foreign_name`).
 A header's party written with a registration number after the name is found whatever the name's words
@@ -37,6 +38,7 @@ from thunder.language.morphemes import word_analysis
 from thunder.language.particles import PARTICLE_RUN
 from thunder.language.regions import PLACE_NAMES
 from thunder.synthesis.names import DOUBLE_SURNAMES, SURNAMES
+from thunder.synthesis.vocabulary import load_general_nouns
 
 # the parties, whose role a header may write one syllable at a time (원      고, 피 고 인)
 PARTY_ROLES = (
@@ -87,6 +89,8 @@ _ORGANISATION = re.compile(r"(?:회사|법인|조합|협회|공사|공단|은행
 _NEXT_PART = re.compile(r"(?P<separator>·|[ \t])(?P<part>[가-힣]{2,8})(?![가-힣])")
 _MAX_PARTS = 4  # words of one name, or names in one list
 _SURNAMES = frozenset(SURNAMES)
+# the twenty most common Korean surnames (about four in five people; Statistics Korea's census)
+COMMON_SURNAMES = frozenset("김이박최정강조윤장임한오서신권황안송류유전홍")
 _ROLE_WORDS = frozenset(role for role in PARTY_ROLES + ROLES if len(role) > 1)
 
 
@@ -111,6 +115,20 @@ def is_word(analysis: tuple[tuple[str, str, str], ...]) -> bool:
         return analysis[0][1] != "UNKNOWN" and not _is_person(analysis)
     content = [m for m in analysis if not m[1].startswith(_GRAMMAR)]
     return len(content) == 1 and content[0] is analysis[0] and content[0][1] in ("NNG", "NNB", "NP", "VV", "VA", "MAG")
+
+
+def _name_shaped_noun(reading: str, analysis: tuple[tuple[str, str, str], ...]) -> bool:
+    """Whether ``reading`` is a dictionary noun shaped like a name and rare as a word: three syllables, one of the
+    :data:`COMMON_SURNAMES` first, one common noun by Mecab-ko that is none of the general nouns of Korean
+    (``홍길동``, the dictionary's everyman, is a noun there; ``이야기`` is a general noun; ``구치소`` starts with no
+    common surname)."""
+    return (len(reading) == 3 and reading[0] in COMMON_SURNAMES and len(analysis) == 1 and analysis[0][1] == "NNG"
+            and reading not in _general_nouns())  # fmt: skip
+
+
+@lru_cache(maxsize=1)
+def _general_nouns() -> frozenset[str]:
+    return frozenset(load_general_nouns())
 
 
 def _common_compound(name: str) -> bool:
@@ -142,7 +160,7 @@ def name_in(word: str, shared: frozenset[str] = frozenset(), particles: bool = T
     else:
         readings = split_particles(word)
         analyses = {reading: word_analysis(reading) for reading in readings}
-        persons = [reading for reading in readings if _is_person(analyses[reading])]
+        persons = [r for r in readings if _is_person(analyses[r]) or _name_shaped_noun(r, analyses[r])]
         stem = next((reading for reading in readings if reading != word), word)  # less its last particles
         stem_is_word = len(analyses.get(stem, ())) == 1 and is_word(analyses[stem])  # one dictionary word: 주장|은
         if not persons and (is_word(word_analysis(word)) or stem_is_word):
