@@ -86,3 +86,10 @@ def test_a_broken_link_is_reported(tmp_path: Path, link: str, reason: str) -> No
     readme.write_text(f"# Title\n\nSee {link}, [ok](docs/guide.md#speed-toolsbenchpy---runs-3) and `[code](x.md)`.\n",
                       encoding="utf-8")  # fmt: skip
     assert broken_links(readme, tmp_path) == [f"README.md: {link.split('(')[1][:-1]} ({reason})"]
+
+
+def test_docs_name_no_path_of_a_development_machine() -> None:
+    """Commands in the README and docs/ use the repository's own paths (``runs/``, ``../shared/``), never a machine's."""
+    found = [f"{path.relative_to(ROOT)}: {match}" for path in markdown_files(ROOT)
+             for match in re.findall(r"(?<![\w.])/(?:work|tmp|root|home)/\S*", path.read_text(encoding="utf-8"))]  # fmt: skip
+    assert found == []
