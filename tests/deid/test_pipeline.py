@@ -141,14 +141,14 @@ def test_overlapping_spans_merge_and_recognizers_join() -> None:
     model = [first_span(text, "홍길동"), ScoredSpan(4, 10, "출생연도", 0.4, "model")]  # part of the RRN
     assert deid(text).text == "홍길동(A, B)은 C로 연락하였다."  # recognizers only
     result = deid.apply(text, model + recognize(text, deid.recognizers))
-    assert result.text == "A(B, C)은 D로 연락하였다."
+    assert result.text == "A(B, C)는 D로 연락하였다."  # the particle agrees with A, before the parenthesis
     rrn = result.spans[1]
     assert (rrn.text, rrn.label, rrn.source) == ("900101-1234568", "주민등록번호", "resident_registration_number")
     merged = deid.apply(text, model + [ScoredSpan(4, 18, "주민등록번호", 0.95, "resident_registration_number")])
     assert [(s.text, s.label, s.source) for s in merged.spans] == [
         ("홍길동", NAME, "model"), ("900101-1234568", "주민등록번호", "resident_registration_number"),
     ]  # fmt: skip
-    assert merged.text == "A(B, 010-1234-5678)은 kim@example.com으로 연락하였다."  # only the given spans
+    assert merged.text == "A(B, 010-1234-5678)는 kim@example.com으로 연락하였다."  # only the given spans
 
 
 def test_operators_in_the_pipeline() -> None:
@@ -492,3 +492,18 @@ def test_a_cp949_file_is_refused_with_the_command_that_converts_it(tmp_path: Pat
     assert code == 1 and not (tmp_path / "out" / "legacy.txt").exists()
     assert f"{legacy}: not valid UTF-8 at byte 0 (invalid continuation byte); it reads as CP949 (EUC-KR): " \
            "convert it first, e.g. iconv -f cp949 -t utf-8" in err
+
+
+@pytest.mark.parametrize(
+    ("text", "words", "expected"),
+    [
+        ("홍길동(주민등록번호 900101-1234568)은 말했다", ["홍길동", "900101-1234568"], "A(주민등록번호 B)는 말했다"),
+        ("홍길동(남, 35세)은 말했다", ["홍길동"], "A(남, 35세)는 말했다"),
+        ("홍길동(김철수의 형)을 만났다", ["홍길동", "김철수"], "A(B의 형)를 만났다"),
+    ],
+)
+def test_the_particle_after_a_parenthetical_agrees_with_the_replacement_before_it(
+    text: str, words: list[str], expected: str
+) -> None:
+    result = Deidentifier(recognizers=[]).apply(text, spans_of(text, *words, source="reviewer"))
+    assert result.text == expected

@@ -96,6 +96,16 @@ def found(text: str) -> list[tuple[str, str, float]]:
         ("승용차 98노1234", ("98노1234", "vehicle_plate", 0.85)),  # a vehicle word outweighs the case shape
         ("고객센터 1588-1234", ("1588-1234", "phone_number", 0.8)),
         ("99-12-345678-90", ("99-12-345678-90", "bank_account_number", 0.55)),  # region 99 does not exist
+        ("접속 IP 192.168.010.020 에서", ("192.168.010.020", "ip_address", 0.9)),  # zero-padded octets
+        ("https://www.예시.한국/a 에 게시", ("https://www.예시.한국/a", "url", 0.9)),  # a Hangul host, path kept
+        ("https://xn--9n2bp8q.xn--3e0b707e/path 참조", ("https://xn--9n2bp8q.xn--3e0b707e/path", "url", 0.9)),
+        # a judgment's text wrapped at its margin inside a number
+        ("주민등록번호 900101-\n1234568 인", ("900101-\n1234568", "resident_registration_number", 0.95)),
+        ("전화 010-1234-\n5678 로", ("010-1234-\n5678", "phone_number", 0.9)),
+        # e-mail addresses written to dodge collectors
+        ("이메일 hong(at)naver.com 으로", ("hong(at)naver.com", "email", 0.95)),
+        ("이메일 hong [at] naver [dot] com 으로", ("hong [at] naver [dot] com", "email", 0.95)),
+        ("이메일 hong at naver dot com 으로", ("hong at naver dot com", "email", 0.95)),
     ],
 )
 def test_recognition(text: str, expected: tuple[str, str, float]) -> None:
@@ -117,6 +127,8 @@ def test_recognition(text: str, expected: tuple[str, str, float]) -> None:
         "사업자 매출 1234567890원",  # 10 digits after 사업자: an amount
         "목차 1.2.3.4 항목",  # four small numbers joined by dots: an outline number, not an IP address
         "형법 제347조 제1항, 2019. 10. 12.자 결정",
+        "회의는 at 3 dot 으로",  # "at" and "dot" without an address around them
+        "2019. 10.\n12. 선고",  # a date wrapped at the margin stays a date
     ],
 )
 def test_look_alikes(text: str) -> None:

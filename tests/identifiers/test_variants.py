@@ -123,3 +123,24 @@ def test_every_generator_variant_is_replaced(name: str, seed: int, transforms: l
 @given(**VARIANTS)
 def test_every_generator_variant_is_replaced_many(name: str, seed: int, transforms: list[str], data) -> None:
     check_variant_is_replaced(name, seed, transforms, data)
+
+
+@pytest.mark.parametrize(
+    ("text", "view"),
+    [
+        ("번호 900101-\n1234568 끝", "번호 900101-1234568 끝"),
+        ("010-\r\n 1234", "010-1234"),
+        ("hong(at)naver.com", "hong@naver.com"),
+        ("hong [ at ] naver [dot] com", "hong@naver.com"),
+        ("hong at naver dot com", "hong@naver.com"),
+        ("회의는 at 3 dot\n5 -", "회의는 at 3 dot\n5 -"),  # no address, no digit group: unchanged
+    ],
+)
+def test_runs_of_characters_become_one_and_map_back_to_all_of_them(text: str, view: str) -> None:
+    normal = normal_view(text)
+    assert normal.text == view
+    assert normal.original_span(0, len(view)) == (0, len(text))
+    at = view.find("@")
+    if at >= 0:  # the @ and the letter after it cover the whole written-out form
+        start, end = normal.original_span(at, at + 2)
+        assert text[start : end - 1].strip().strip("[]()").strip() == "at"

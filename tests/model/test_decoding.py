@@ -63,3 +63,17 @@ def test_operating_point_is_validated_and_names_its_aggregation() -> None:
         OperatingPoint.from_dict({"threshold": 0.3, "grow_threshold": 2})
     with pytest.raises(ValueError, match="is not {threshold, grow_threshold}"):
         OperatingPoint.from_dict({"threshold": 0.3, "temperature": 2})
+
+
+def test_a_span_the_model_tagged_over_a_particle_leaves_the_particle() -> None:
+    """The model tagged ``홍길동은`` and ``5678로``: the particles are morphemes of their own and stay in the text (so
+    they are corrected after the replacement, never eaten); ``김지은`` keeps its last syllable."""
+    from thunder.language.morphemes import morpheme_pieces
+    from thunder.model.decoding import without_final_particles
+
+    text = "피고인 홍길동은 010-1234-5678로 연락하였고 김지은은 답했다"
+    pieces = morpheme_pieces(text)
+    ends = [end for _, end in pieces]
+    for tagged, kept in (("홍길동은", "홍길동"), ("010-1234-5678로", "010-1234-5678"), ("김지은은", "김지은"), ("김지은", "김지은")):
+        start = text.index(tagged)
+        assert text[start : without_final_particles(pieces, ends, text, start, start + len(tagged))] == kept

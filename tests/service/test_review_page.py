@@ -22,7 +22,7 @@ from thunder.service.bodies import span_labels
 
 CHROMIUM = Path("/usr/bin/chromium")
 DEMO = Path(__file__).resolve().parents[2] / "configs" / "demo.yaml"
-TEXT = "피고인 홍길동은 𠀀 010-1234-5678로 전화하였고, 주민등록번호 900101-1234568을 알려 주었다.\n홍길동이 자백하였다."
+TEXT = "그때 홍길동은 𠀀 010-1234-5678로 전화하였고, 주민등록번호 900101-1234568을 알려 주었다.\n홍길동이 자백하였다."
 NAME_AT = TEXT.index("홍길동")  # code points (Python), what the page must send
 JUDGMENT = ("피고인 홍길동은 2021. 3. 4. 서울 송파구 올림픽로 300에서 피해자 김영희(010-2345-6789)를 만났다. "
             "홍길동은 순천시로 이사하였다.\n판결 이유는 다음과 같다. 판결을 선고한다.")  # fmt: skip
@@ -169,7 +169,7 @@ def test_highlights_render_and_review_round_trip(page, tmp_path: Path) -> None:
         ScoredSpan(TEXT.index("900101"), TEXT.index("900101") + 14, "주민등록번호", 0.95, "resident_registration_number"),
     ])  # fmt: skip
     assert page.inner_text("#output") == expected.text and not page.is_visible("#stale")
-    assert expected.text.startswith("피고인 A는 𠀀 010-1234-5678로") and "\nA가 자백" in expected.text
+    assert expected.text.startswith("그때 A는 𠀀 010-1234-5678로") and "\nA가 자백" in expected.text
     assert page.locator("#original mark.rejected").inner_text() == "010-1234-5678"  # still shown, still rejected
     assert page.locator("#original mark.rejected").get_attribute("data-badge") == "✗ 전화번호"
     if os.environ.get("THUNDER_REVIEW_SCREENSHOT"):  # docs/serving.md's picture: THUNDER_REVIEW_SCREENSHOT=docs/review-page.png

@@ -653,3 +653,16 @@ def test_serve_command_with_a_tiny_model(tmp_path: Path) -> None:
     assert "Traceback" not in output and " 500 " not in output
     for secret in (SECRET_NAME, SECRET_PHONE, str(export), TOKEN):
         assert secret not in output
+
+
+def test_a_reviewers_span_is_replaced_whatever_its_characters(service) -> None:
+    """A chat nickname of emoji after 대화명 is the clerk's decision: replaced, never dropped; a span that cannot be
+    applied (only spaces) is refused with the reason, never answered 200 without it."""
+    url, _ = service
+    text = "피해자는 대화명 🐯🦁 으로 접속하였다."
+    start = text.index("🐯🦁")
+    status, data = post(url, "/v1/apply", {"text": text, "spans": [{"start": start, "end": start + 2, "label": "닉네임"}]})
+    assert status == 200 and "🐯🦁" not in data["text"] and data["text"] == "피해자는 대화명 A 으로 접속하였다."
+    assert [(s["text"], s["source"]) for s in data["spans"]] == [("🐯🦁", "reviewer")]
+    status, data = post(url, "/v1/apply", {"text": text, "spans": [{"start": 8, "end": 9, "label": "닉네임"}]})
+    assert status == 400 and "could not be applied" in data["error"]

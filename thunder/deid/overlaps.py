@@ -83,14 +83,18 @@ def _highest_score(spans: Iterable[ScoredSpan]) -> list[ScoredSpan]:
 _RESOLVERS = {Overlap.UNION: _union, Overlap.HIGHEST_SCORE: _highest_score}
 
 
+REVIEWER = "reviewer"  # the source of a span a person decided: replaced whatever its characters
+
+
 def trim(text: str, span: ScoredSpan) -> ScoredSpan | None:
-    """``span`` without surrounding whitespace, or ``None`` when it holds no letter or digit."""
+    """``span`` without surrounding whitespace, or ``None`` when nothing is left, or when it holds no letter or
+    digit and no reviewer decided it (a reviewer's span of symbols or emoji, ``🐯🦁``, is replaced as it is)."""
     start, end = span.start, span.end
     while start < end and text[start].isspace():
         start += 1
     while end > start and text[end - 1].isspace():
         end -= 1
-    if not _WORD.search(text[start:end]) or text[start:end].strip("_") == "":
+    if start == end or span.source != REVIEWER and (not _WORD.search(text[start:end]) or not text[start:end].strip("_")):
         return None
     return replace(span, start=start, end=end)
 

@@ -280,7 +280,8 @@ class Deidentifier:
         replacements = [self.operators(entity).replace(entity, m) for entity, m in zip(owners, mentions)]
         gap_starts = [0] + [s.end for s in spans]
         gaps = [text[a:b] for a, b in zip(gap_starts, [s.start for s in spans] + [len(text)])]
-        fixed = [gaps[0]] + [_fix(rep, gap) for rep, gap in zip(replacements, gaps[1:])]
+        fixed = _fix_after_parentheses([gaps[0]] + [_fix(rep, gap) for rep, gap in zip(replacements, gaps[1:])],
+                                       replacements)  # fmt: skip
         keys = [key for key in entities if len(key) >= 2 and key in seeds]
         mask = mask_character("*", entities)  # a character no detected text holds
         for _ in range(2 * len(spans) + 1):
@@ -422,6 +423,28 @@ def _default_taxonomy() -> Taxonomy:
 
 def _fix(replacement: str, following: str) -> str:
     return fix_particle(replacement, following) if following else following
+
+
+def _fix_after_parentheses(gaps: list[str], replacements: Sequence[str]) -> list[str]:
+    """The particle after a parenthetical that follows a replacement made to agree with that replacement
+    (``A(주민등록번호 B)은`` -> ``A(주민등록번호 B)는``, ``A(남, 35세)은`` -> ``A(남, 35세)는``); the gaps (gap ``i``
+    follows replacement ``i - 1``), the one with that particle corrected."""
+    gaps = list(gaps)
+    for i in range(1, len(gaps)):
+        if not gaps[i].startswith("("):
+            continue
+        depth = 0
+        for j in range(i, len(gaps)):
+            for position, char in enumerate(gaps[j]):
+                depth += {"(": 1, ")": -1}.get(char, 0)
+                if depth == 0:
+                    cut = position + 1
+                    gaps[j] = gaps[j][:cut] + _fix(replacements[i - 1], gaps[j][cut:])
+                    break
+            else:
+                continue
+            break
+    return gaps
 
 
 def _join(gaps: Sequence[str], replacements: Sequence[str]) -> str:

@@ -13,12 +13,12 @@ from thunder.identifiers.base import Identifier, PatternRecognizer, digits_of
 from thunder.identifiers.context import MentionContext
 
 NAME = "ip_address"
-_OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
+_OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|0?[1-9]?\d|00\d)"  # 0-255, zero-padded too (010, 007)
 
 
 class IpAddress(PatternRecognizer):
-    """Four octets 0-255 joined by dots: 0.9 after a context word (IP, 아이피, 접속), 0.7 without one unless every
-    octet is a single digit (``1.2.3.4`` alone may number a section)."""
+    """Four octets 0-255 (zero-padded too: ``192.168.010.020``) joined by dots: 0.9 after a context word (IP, 아이피,
+    접속), 0.7 without one unless every octet is a single digit (``1.2.3.4`` alone may number a section)."""
 
     name = NAME
     identifier = NAME

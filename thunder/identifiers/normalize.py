@@ -7,7 +7,11 @@ A judgment may write ``０１０－１２３４－５６７８`` (full-width), `
   and typographic spaces, small forms, mathematical letters and digits) to that character; circled, parenthesised,
   superscript and other enclosed forms stay as they are, and so does Hangul;
 - the dash variants (hyphens, en/em dashes, minus signs, ...) to ``-``;
-- invisible characters (zero-width spaces and joiners, word joiner, byte-order mark, soft hyphen) to nothing,
+- invisible characters (zero-width spaces and joiners, word joiner, byte-order mark, soft hyphen) to nothing;
+- a line break inside a group of digits to nothing (``900101-\n1234567``, ``010-1234-\n5678``: a judgment's text
+  wrapped at its margin);
+- the ways an e-mail address is written to dodge collectors to ``@`` and ``.`` (``hong(at)naver.com``,
+  ``hong [at] naver [dot] com``, ``hong at naver dot com``),
 
 and keeps the way back: :meth:`NormalView.original_span` turns a span of the view into the span of the original
 characters it came from (a removed character inside a span is covered by it).
@@ -78,19 +82,36 @@ class NormalView:
         return self._origin(start)[0], self._origin(end - 1)[1]
 
 
+# several characters the view writes as one (or none): (pattern, what the match becomes)
+_RUNS = (
+    (re.compile(r"(?<=\d-)[ \t]*\r?\n[ \t]*(?=\d)|(?<=\d)[ \t]*\r?\n[ \t]*(?=-\d)"), ""),  # a wrapped digit group
+    (re.compile(r"(?i)(?<=[a-z0-9_.+-])[ \t]*[(\[][ \t]*at[ \t]*[)\]][ \t]*(?=[a-z0-9])"), "@"),
+    (re.compile(r"(?i)(?<=[a-z0-9])[ \t]*[(\[][ \t]*dot[ \t]*[)\]][ \t]*(?=[a-z0-9])"), "."),
+    (re.compile(r"(?i)(?<=[a-z0-9_.+-]) at (?=[a-z0-9-]+(?: dot |\.)[a-z]{2,})"), "@"),
+    (re.compile(r"(?i)(?<=[a-z0-9]) dot (?=(?:com|net|org|kr|co|go|ac|or|ne|info|biz|io|me)\b)"), "."),
+)
+
+
 @lru_cache(maxsize=2)
 def normal_view(text: str) -> NormalView:
     """The normalised view of ``text`` (cached: the recognizers of one document read it in turn)."""
     table, pattern = _replacements()
-    if pattern.search(text) is None:
+    edits = {m.start(): (m.end(), table[m.group()]) for m in pattern.finditer(text)}  # start -> (end, becomes)
+    for run, becomes in _RUNS:
+        for m in run.finditer(text):
+            if m.end() > m.start() and not any(m.start() <= s < m.end() for s in edits if s != m.start()):
+                edits[m.start()] = (m.end(), becomes)
+    if not edits:
         return NormalView(text, text)
     parts, changes, shift, last = [], [], 0, 0
-    for match in pattern.finditer(text):
-        position = match.start()
-        plain = table[match.group()]
-        parts += (text[last:position], plain)
-        changes.append((position + shift, position, len(plain)))
-        shift += len(plain) - 1
-        last = position + 1
+    for start in sorted(edits):
+        end, becomes = edits[start]
+        if start < last:
+            continue  # inside an earlier edit
+        parts += (text[last:start], becomes)
+        changes.append((start + shift, start, len(becomes)))  # the first character becomes ``becomes``
+        changes += [(start + shift + len(becomes), position, 0) for position in range(start + 1, end)]  # the rest: none
+        shift += len(becomes) - (end - start)
+        last = end
     parts.append(text[last:])
     return NormalView(text, "".join(parts), tuple(changes), tuple(change[0] for change in changes))

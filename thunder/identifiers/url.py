@@ -13,6 +13,11 @@ NAME = "url"
 
 
 _TAIL = r"[^\s<>\"'가-힣]*[^\s<>\"'가-힣.,;:!?)\]}]"  # trailing punctuation and closing brackets left out
+_HOST = (  # Hangul labels (예시.한국), punycode; a Hangul ending only before a path or a break (else: a particle)
+    r"(?:[a-z0-9가-힣](?:[a-z0-9가-힣-]*[a-z0-9가-힣])?\.)+"
+    r"(?:xn--[a-z0-9-]+(?![a-z0-9-])|[a-z]{2,}(?![a-z0-9-])|[가-힣]{2,}(?=[/?#:\s.,;)\]]|$))(?!\.[a-z0-9가-힣])"
+)
+_PATH = rf"(?:[/?#]{_TAIL}|/)?"  # a path stops before Hangul, as a particle follows (/a에서)
 TOP_LEVEL_DOMAINS = (
     "co.kr", "or.kr", "go.kr", "ac.kr", "ne.kr", "re.kr", "pe.kr", "kr", "com", "net", "org", "info", "biz", "io",
     "me", "tv", "app", "dev", "shop", "site", "xyz", "jp", "cn", "us", "uk",
@@ -20,14 +25,16 @@ TOP_LEVEL_DOMAINS = (
 
 
 class Url(PatternRecognizer):
-    """URLs with a scheme or ``www.`` in any case (0.9), or a host under a common top-level domain followed by a
-    path (``blog.naver.com/hong1234``: 0.8); trailing punctuation and closing brackets are left out."""
+    """URLs with a scheme or ``www.`` in any case (0.9; internationalised hosts too: ``https://www.예시.한국/a``,
+    punycode ``xn--``), or a host under a common top-level domain followed by a path (``blog.naver.com/hong1234``:
+    0.8); trailing punctuation and closing brackets are left out."""
 
     name = "url"
     identifier = NAME
     _DOMAINS = "|".join(re.escape(domain) for domain in TOP_LEVEL_DOMAINS)
     pattern = re.compile(
-        rf"(?P<id>(?i:https?://|www\.){_TAIL}"
+        rf"(?P<id>(?i:https?://|www\.)(?i:{_HOST}){_PATH}"
+        rf"|(?i:https?://|www\.){_TAIL}"
         rf"|(?<![\w.@/-])(?i:(?:[a-z0-9-]+\.)+(?:{_DOMAINS}))/{_TAIL})"
     )
 

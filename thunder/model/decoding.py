@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
 
 from thunder.identifiers.base import ScoredSpan
 from thunder.language.morphemes import morpheme_pieces
-from thunder.language.particles import trailing_particle
+from thunder.language.particles import PARTICLE_RUN, trailing_particle
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -201,6 +201,21 @@ def widen_to_morphemes(
     return start, end
 
 
+def without_final_particles(
+    pieces: Sequence[tuple[int, int]], piece_ends: Sequence[int], text: str, start: int, end: int
+) -> int:
+    """The end of ``[start, end)`` short of the particles it ends with where Mecab-ko reads them as morphemes of their
+    own (``홍길동|은``, ``5678|로``): a span the model tagged over a particle never eats it, so the particle after the
+    replacement is corrected, not lost. A particle inside a morpheme (``김지은``) is part of the word and stays."""
+    index = bisect.bisect_left(piece_ends, end)
+    while index > 0 and index < len(pieces) and pieces[index][1] == end:
+        piece_start = pieces[index][0]
+        if piece_start <= start or not PARTICLE_RUN.fullmatch(text, piece_start, end):
+            break
+        end, index = piece_start, index - 1
+    return end
+
+
 # Latin letters and digits joined by . _ - (an account name, a handle, a code); at least one letter
 _LATIN_RUN = re.compile(r"[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)*")
 _LATIN_RUN_CHARS = frozenset(string.ascii_letters + string.digits + "._-")
@@ -238,6 +253,7 @@ def aggregate(
             first, last = grow_within_word(prediction, first, last, point.grow_threshold)  # type: ignore[arg-type]
         start, end = prediction.offsets[first][0], prediction.offsets[last - 1][1]
         start, end = widen_to_latin_runs(text, *widen_to_morphemes(pieces, piece_ends, text, start, end))
+        end = without_final_particles(pieces, piece_ends, text, start, end)
         info = label_set.describe(entity_type)
         score = sum(prediction.scores[first:last]) / (last - first)
         spans.append(

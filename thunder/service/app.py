@@ -249,6 +249,10 @@ def create_app(
             except Exception as error:  # noqa: BLE001 - the message may quote the text: log the type only
                 log.error("re-applying spans failed: %s", type(error).__name__)
                 raise RequestError(500, f"internal error while re-applying spans ({type(error).__name__})") from None
+            for i, span in enumerate(spans):  # a reviewer's decision is never dropped in silence
+                if not any(s.start < span.end and span.start < s.end for s in result.spans):
+                    raise RequestError(400, f"spans[{i}] [{span.start}, {span.end}) could not be applied (it holds "
+                                            "only whitespace)")  # fmt: skip
             return {**result_json(result), **await seal(body.id, body.text, result, wanted)}
 
         return JSONResponse(await answer(request, work()))
