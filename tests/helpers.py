@@ -117,16 +117,11 @@ def build_tiny_model(tokenizer, label_set: LabelSet):
 
 def write_tiny_export(path: Path) -> Path:
     """A Thunder export directory (model, tokenizer, thunder.json) of a random tiny model, built in seconds."""
-    from thunder.model.loader import EXPORT_FILE, EXPORT_FORMAT, tokenizer_fingerprint
+    from thunder.model.export import write_export
 
     tokenizer = small_tokenizer()
     label_set = LabelSet(Taxonomy.load(), "label", "IO")
-    build_tiny_model(tokenizer, label_set).save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    info = {"format": EXPORT_FORMAT, "task": "token-classification", "label_set": label_set.to_dict(),
-            "tokenizer": tokenizer_fingerprint(tokenizer)}
-    (path / EXPORT_FILE).write_text(json.dumps(info, ensure_ascii=False), encoding="utf-8")
-    return path
+    return write_export(path, build_tiny_model(tokenizer, label_set), tokenizer, label_set, "token-classification")
 
 
 # ----------------------------------------------------------------------------------------------- training batches
@@ -198,3 +193,22 @@ def need(path: Path) -> Path:
 def release_tags() -> list[str]:
     data = json.loads(need(REFERENCE / "idx_to_label.json").read_text(encoding="utf-8"))
     return [data[str(i)] for i in range(len(data))]
+
+
+def rerecord(export: Path) -> None:
+    """Record an export's fingerprint and self-test answers again, as one who edited its weights or operating point
+    and covered their tracks would (the checks after the fingerprint must still refuse what they refuse)."""
+    from transformers import AutoModelForTokenClassification
+
+    from thunder.language.release_tokenizer import load_tokenizer
+    from thunder.model import integrity
+    from thunder.model.decoding import OperatingPoint
+    from thunder.model.inference import TorchRuntime
+    from thunder.model.loader import EXPORT_FILE
+
+    info = json.loads((export / EXPORT_FILE).read_text(encoding="utf-8"))
+    model = AutoModelForTokenClassification.from_pretrained(export).eval()
+    point = OperatingPoint.from_dict(info.get("operating_point"))
+    info |= integrity.record(model.state_dict(), TorchRuntime(model), load_tokenizer(export), point,
+                             info["label_set"], info["tokenizer"])  # fmt: skip
+    (export / EXPORT_FILE).write_text(json.dumps(info, ensure_ascii=False), encoding="utf-8")

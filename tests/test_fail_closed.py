@@ -135,6 +135,101 @@ def test_a_label_set_that_does_not_fit_the_head_is_refused(tmp_path: Path, expor
     assert code == 1 and "refusing to relabel" in message
 
 
+# ----------------------------------------------------------------------------------------------- a model is what it claims
+# (issue 57)
+
+
+def _edit_weights(export: Path, edit: Callable[[dict[str, torch.Tensor]], None]) -> None:
+    from safetensors.torch import load_file, save_file
+
+    state = load_file(export / "model.safetensors")
+    edit(state)
+    save_file(state, export / "model.safetensors", metadata={"format": "pt"})
+
+
+def _o_bias(value: float) -> Callable[[dict[str, torch.Tensor]], None]:
+    def edit(state: dict[str, torch.Tensor]) -> None:
+        state["classifier.bias"][0] = value  # the "O" tag: every token predicted outside any entity
+
+    return edit
+
+
+def _edit_info(export: Path, **changes) -> None:
+    info = json.loads((export / "thunder.json").read_text(encoding="utf-8"))
+    (export / "thunder.json").write_text(json.dumps(info | changes, ensure_ascii=False), encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("nan bias", "holds non-finite values"),
+        ("huge bias", "not the ones the model was written with"),
+        ("huge bias, fingerprint rewritten", "answers the self-test differently"),
+        ("flipped bytes", "not the ones the model was written with"),
+        ("edited threshold", "not the ones the model was written with"),
+        ("edited threshold, fingerprint rewritten", "the self-test was answered at the operating point"),
+        ("config.json of 14 labels", "the weights do not fit config.json"),
+    ],
+)
+def test_a_model_that_is_not_what_it_claims_does_not_run(tmp_path: Path, export: Path, case: str, message: str) -> None:
+    from thunder.model import integrity
+
+    broken = _copy(export, tmp_path)
+    info = json.loads((broken / "thunder.json").read_text(encoding="utf-8"))
+    if "bias" in case:
+        _edit_weights(broken, _o_bias(float("nan") if case == "nan bias" else 1e30))
+    elif case == "flipped bytes":
+        data = bytearray((broken / "model.safetensors").read_bytes())
+        data[-4000:-3996] = bytes(b ^ 0xFF for b in data[-4000:-3996])
+        (broken / "model.safetensors").write_bytes(bytes(data))
+    elif "threshold" in case:
+        _edit_info(broken, operating_point={"threshold": 0.999, "grow_threshold": 0.1})
+    else:
+        config = json.loads((broken / "config.json").read_text(encoding="utf-8"))
+        config["id2label"] = {str(i): name for i, name in enumerate(list(config["id2label"].values())[:14])}
+        config["label2id"] = {name: int(i) for i, name in config["id2label"].items()}
+        (broken / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    if "fingerprint rewritten" in case:  # one who knows the scheme covers the edit: the self-test still tells
+        from transformers import AutoModelForTokenClassification
+
+        from thunder.model.decoding import OperatingPoint
+
+        current = json.loads((broken / "thunder.json").read_text(encoding="utf-8"))
+        state = AutoModelForTokenClassification.from_pretrained(broken).state_dict()
+        point = OperatingPoint.from_dict(current.get("operating_point"))
+        digest = integrity.fingerprint(state, point.to_dict(), info["label_set"], info["tokenizer"])
+        _edit_info(broken, fingerprint=digest)
+    source = _tree(tmp_path, {"a.txt": "피고인 홍길동은 피해자 김영희에게 010-1234-5678로 연락하였다.\n"}) / "a.txt"
+    code, error = deid("--model", str(broken), str(source), "--out", str(tmp_path / "out"))
+    assert code == 1 and message in error and "\n" not in error, error
+    assert not (tmp_path / "out").exists()  # nothing de-identified with it
+
+
+def test_an_edited_checkpoint_is_refused_and_export_does_not_launder_it(tmp_path: Path) -> None:
+    from helpers import RepeatedBatch, small_tokenizer, token_batch, trainer
+
+    from thunder.model.modules import TokenClassifier
+
+    tokenizer, label_set = small_tokenizer(), LabelSet(Taxonomy.load(), "label", "IO")
+    module = TokenClassifier(backbone="tiny", lr=1e-3)
+    fit = trainer(tmp_path, 1)
+    fit.fit(module, datamodule=RepeatedBatch(token_batch(tokenizer, label_set), tokenizer, label_set))
+    fit.save_checkpoint(tmp_path / "model.ckpt")
+    assert Artefact.open(tmp_path / "model.ckpt").classifier().self_test is not None  # loads as written
+    checkpoint = torch.load(tmp_path / "model.ckpt", weights_only=True)
+    checkpoint["thunder"]["operating_point"]["threshold"] = 0.999
+    torch.save(checkpoint, tmp_path / "edited.ckpt")
+    with pytest.raises(ValueError, match="not the ones the model was written with"):
+        Artefact.open(tmp_path / "edited.ckpt").classifier()
+    with pytest.raises(SystemExit, match="not the ones the model was written with"):
+        main(["export", "--checkpoint", str(tmp_path / "edited.ckpt"), "--out", str(tmp_path / "export")])
+    checkpoint["thunder"]["operating_point"]["threshold"] = 0.5
+    checkpoint["state_dict"]["model.classifier.bias"][0] = float("nan")
+    torch.save(checkpoint, tmp_path / "nan.ckpt")
+    with pytest.raises(ValueError, match="model.classifier.bias|classifier.bias holds non-finite"):
+        Artefact.open(tmp_path / "nan.ckpt").classifier()
+
+
 def test_export_refuses_another_tokenizer(tmp_path: Path) -> None:
     from helpers import RepeatedBatch, token_batch, trainer
 
@@ -293,6 +388,54 @@ def test_interrupted_run_keeps_finished_work_and_resumes(tmp_path: Path, monkeyp
     assert not list(out.rglob("*.tmp"))
     span_docs = [json.loads(line)["doc"] for line in spans.read_text().splitlines()]
     assert len(span_docs) == len(set(span_docs)) == 8  # one phone per document, none twice
+
+
+def test_a_full_disk_stops_with_one_line_and_the_run_resumes(tmp_path: Path, monkeypatch) -> None:
+    import errno
+
+    import thunder.runs.plan as plan
+
+    _tree(tmp_path, {f"in/{i}.txt": f"문서 {i} 연락처 010-1234-56{i:02d}" for i in range(4)})
+    out, original, calls = tmp_path / "out", plan.write_atomic, {"n": 0}
+
+    def full(path, text, mode=None):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return original(path, text, mode)
+
+    monkeypatch.setattr(plan, "write_atomic", full)
+    code, error = deid(str(tmp_path / "in"), "--out", str(out), "--batch_size", "1")
+    assert code == 1 and error.startswith("thunder deid: error: No space left on device: ")
+    assert "of 4 documents written; run the same command again to resume" in error
+    monkeypatch.setattr(plan, "write_atomic", original)
+    assert deid(str(tmp_path / "in"), "--out", str(out)) == (0, "")
+    assert sorted(p.name for p in out.glob("*.txt")) == [f"{i}.txt" for i in range(4)]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--out", "{tmp}/file"], "--out {tmp}/file is a file; give a directory"),
+        (["--out", "{tmp}/o", "--spans", "{tmp}/x", "--mapping", "{tmp}/x", "--key_file", "{tmp}/k"],
+         "--spans and --mapping name the same file ({tmp}/x)"),
+        (["--out", "{tmp}/o", "--mapping", "{tmp}/m.jsonl", "--key_file", "{tmp}/random.key"],
+         "random.key: not a Thunder mapping key"),
+    ],
+)
+def test_small_mistakes_are_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    (tmp_path / "file").write_text("")
+    (tmp_path / "random.key").write_bytes(bytes(range(128, 192)))
+    source = _tree(tmp_path, {"a.txt": PHONE}) / "a.txt"
+    code, error = deid(str(source), *(arg.format(tmp=tmp_path) for arg in args))
+    assert code == 1 and message.format(tmp=tmp_path) in error and "Errno" not in error and "codec" not in error
+
+
+def test_in_place_keeps_the_files_mode(tmp_path: Path) -> None:
+    source = _tree(tmp_path, {"a.txt": PHONE}) / "a.txt"
+    source.chmod(0o644)
+    assert deid(str(source), "--in_place") == (0, "")
+    assert source.stat().st_mode & 0o777 == 0o644 and "010-1234-5678" not in source.read_text(encoding="utf-8")
 
 
 def test_sigterm_ends_the_run_with_130_and_a_line(tmp_path: Path) -> None:

@@ -31,10 +31,11 @@ def trained(tmp_path_factory, tokenizer, label_set) -> tuple[Path, TokenClassifi
     return tmp / "model.ckpt", module.eval()
 
 
-def test_export_round_trip_through_cli(trained, tmp_path, tokenizer, label_set) -> None:
+def test_export_round_trip_through_cli(trained, tmp_path, tokenizer, label_set, capsys) -> None:
     checkpoint, module = trained
     out = tmp_path / "hf"
     main(["export", "--checkpoint", str(checkpoint), "--out", str(out)])
+    assert "identifiers of the self-test at its operating point" in capsys.readouterr().out
     model = AutoModelForTokenClassification.from_pretrained(out).eval()
     assert model.config.id2label == dict(enumerate(label_set.names))
     assert model.config.label2id[label_set.names[3]] == 3
@@ -123,7 +124,12 @@ def test_the_operating_point_travels_with_the_model(tmp_path, tokenizer, label_s
         assert (settings["threshold"], settings["grow_threshold"]) == expected  # what the run used
         reference = Deidentifier.from_pretrained(export, operating_point=OperatingPoint(*expected))
         assert (out / "in.txt").read_text(encoding="utf-8") == reference(text).text
-    del info["operating_point"]  # an export of an older Thunder
+    del info["operating_point"]  # an edited export: refused, its fingerprint covers the operating point
     (export / "thunder.json").write_text(json.dumps(info, ensure_ascii=False), encoding="utf-8")
-    old = Deidentifier.from_pretrained(export)
+    with pytest.raises(ValueError, match="not the ones the model was written with"):
+        Deidentifier.from_pretrained(export)
+    del info["fingerprint"], info["self_test"]  # an export of an older Thunder: loads, with a warning
+    (export / "thunder.json").write_text(json.dumps(info, ensure_ascii=False), encoding="utf-8")
+    with pytest.warns(UserWarning, match="no fingerprint recorded"):
+        old = Deidentifier.from_pretrained(export)
     assert old.operating_point == OperatingPoint(0.5, 0.1)

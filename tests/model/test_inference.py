@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers import rerecord
 
 from thunder.cli import main
 from thunder.deid.pipeline import Deidentifier
@@ -161,6 +162,8 @@ def test_a_graph_of_other_weights_is_refused(export: Path, tmp_path: Path, capsy
     with torch.no_grad():
         model.classifier.weight.mul_(-1)  # another head on the same graph file
     model.save_pretrained(copy, safe_serialization=True)
+    assert "not the ones the model was written with" in refused(copy, capsys)  # the fingerprint
+    rerecord(copy)  # ... recorded again to match: the graph still does not
     assert "not this model's graph" in refused(copy, capsys)
     with pytest.raises(ArtefactError, match="not this model's graph"):
         Deidentifier.from_pretrained(copy)

@@ -144,6 +144,11 @@ def deid_command(
             _process(model, batch, plan, writer, queue)
     except InputError as error:
         raise SystemExit(f"thunder deid: error: {error}") from None
+    except OSError as error:  # a full or read-only disk: the documents written stay, the same command resumes
+        plan.report(summary=False)
+        where = f": {error.filename}" if error.filename else ""
+        raise SystemExit(f"thunder deid: error: {error.strerror or error}{where}; {plan.done_count()} of "
+                         f"{plan.total} documents written; run the same command again to resume") from None
     except KeyboardInterrupt:
         plan.report(summary=False)
         print(f"\n{plan.interrupted()}", file=sys.stderr)

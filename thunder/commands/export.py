@@ -21,8 +21,14 @@ def export_command(checkpoint: str, out: str, tokenizer: str | None = None, onnx
 
     if onnx is not None and onnx not in PRECISIONS:
         raise ValueError(f"--onnx must be one of {', '.join(PRECISIONS)}, got {onnx!r}")
+    from thunder.model import integrity
+    from thunder.model.loader import Artefact
+
     path = export_checkpoint(checkpoint, out, tokenizer)
     print(f"exported {checkpoint} to {path}")
+    answers = Artefact.open(path).info().get("self_test")
+    if answers is not None:
+        print(f"the model {integrity.detection_note(answers)}")
     if onnx is not None:
         from thunder.model.export import write_onnx
 

@@ -92,7 +92,14 @@ class MappingKey:
     def load(cls, path: str | Path) -> "MappingKey":
         """Read a key file; a missing or malformed file raises :class:`MappingError` naming it."""
         path = Path(path)
-        line = _read_text(path, "ascii", "key file").strip()
+        try:
+            line = path.read_bytes().decode("ascii").strip()
+        except UnicodeDecodeError:  # random bytes, another program's key: not ours
+            raise MappingError(f"{path}: not a Thunder mapping key (expected a line starting {KEY_PREFIX!r})") from None
+        except FileNotFoundError:
+            raise MappingError(f"{path}: key file not found") from None
+        except OSError as error:
+            raise MappingError(f"{path}: cannot read the key file ({error.strerror or error})") from None
         if not line.startswith(KEY_PREFIX):
             raise MappingError(f"{path}: not a Thunder mapping key (expected a line starting {KEY_PREFIX!r})")
         try:

@@ -18,14 +18,16 @@ from typing import Callable, Collection, Hashable, TextIO
 _TEMP_MARK = ".thunder-"
 
 
-def write_atomic(path: Path, text: str | bytes) -> None:
+def write_atomic(path: Path, text: str | bytes, mode: int | None = None) -> None:
     """Write ``text`` (UTF-8) to ``path`` through a temporary file in the same directory and ``os.replace``; the
-    file is readable by its owner only (0600)."""
+    file is readable by its owner only (0600) unless ``mode`` is given (a file written over keeps its own)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}{_TEMP_MARK}", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(text.encode("utf-8") if isinstance(text, str) else text)
+            if mode is not None:
+                os.fchmod(stream.fileno(), mode)
         os.replace(temp, path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)

@@ -20,7 +20,9 @@ import torch
 from transformers import PreTrainedModel
 
 from thunder.language.release_tokenizer import load_tokenizer
-from thunder.model.inference import PRECISIONS, probe_batch
+from thunder.model import integrity
+from thunder.model.decoding import OperatingPoint
+from thunder.model.inference import PRECISIONS, TorchRuntime, probe_batch
 from thunder.model.loader import (
     EXPORT_FILE,
     EXPORT_FORMAT,
@@ -31,6 +33,7 @@ from thunder.model.loader import (
     checkpoint_recipe,
     label_set_from_dict,
     model_from_checkpoint,
+    model_state,
     read_checkpoint,
     read_export_info,
     sha256,
@@ -67,6 +70,10 @@ def export_checkpoint(checkpoint: str | Path, out: str | Path, tokenizer: str | 
         raise ArtefactError(f"{checkpoint} stores no tokenizer (trained without one?): pass --tokenizer DIR")
     label_set = label_set_from_dict(entry["label_set"]) if "label_set" in entry else None
     check_fit(model.config, tok, entry.get("tokenizer_fingerprint"), label_set, checkpoint)
+    if label_set is not None and Path(checkpoint).is_file():  # what it exports is what was written (not sharded)
+        point = OperatingPoint.from_dict(entry.get("operating_point"))
+        integrity.verify(model_state(data), TorchRuntime(model), tok, point, (entry["label_set"],
+                         entry.get("tokenizer_fingerprint")), entry, integrity.SCORE_TOLERANCE, checkpoint)  # fmt: skip
     info: dict[str, Any] = {"operating_point": entry["operating_point"]} if "operating_point" in entry else {}
     recipe = checkpoint_recipe(data)
     if recipe:
@@ -77,11 +84,16 @@ def export_checkpoint(checkpoint: str | Path, out: str | Path, tokenizer: str | 
 def write_export(
     out: str | Path, model: PreTrainedModel, tokenizer: Any, label_set: Any, task: str, **info: Any
 ) -> Path:
-    """Write an export directory: safetensors weights and config, tokenizer files, ``thunder.json`` (+ ``info``)."""
+    """Write an export directory: safetensors weights and config, tokenizer files, ``thunder.json`` (+ ``info``); a
+    token classifier's fingerprint and self-test answers too (:func:`thunder.model.integrity.record`)."""
     out = check_new_directory(out)
     description: dict[str, Any] = {"format": EXPORT_FORMAT, "task": task, "tokenizer": tokenizer_fingerprint(tokenizer)}
     if label_set is not None:
         description["label_set"] = label_set.to_dict()
+        point = OperatingPoint.from_dict(info.get("operating_point"))
+        model = model.float().eval()  # as it is loaded again
+        description |= integrity.record(model.state_dict(), TorchRuntime(model), tokenizer, point,
+                                        description["label_set"], description["tokenizer"])  # fmt: skip
     model.save_pretrained(out, safe_serialization=True)
     tokenizer.save_pretrained(out)
     text = json.dumps({**description, **info}, ensure_ascii=False, indent=2) + "\n"

@@ -40,6 +40,7 @@ from transformers import (
 )
 
 from thunder.language.release_tokenizer import load_tokenizer
+from thunder.model import integrity
 from thunder.model.decoding import OperatingPoint
 from thunder.model.inference import (
     PRECISIONS,
@@ -68,14 +69,16 @@ class ArtefactError(ValueError):
 
 
 class LoadedModel(NamedTuple):
-    """A token classifier ready for de-identification, with the operating point it was validated at and the runtime
-    that runs it (``model`` and ``runtime`` are None when read without weights)."""
+    """A token classifier ready for de-identification, with the operating point it was validated at, the runtime
+    that runs it and its answers to the self-test (:mod:`thunder.model.integrity`; ``model``, ``runtime`` and
+    ``self_test`` are None when read without weights, ``self_test`` for a release too)."""
 
     model: PreTrainedModel | None
     tokenizer: Any
     label_set: LabelSet
     operating_point: OperatingPoint
     runtime: Runtime | None = None
+    self_test: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -138,7 +141,9 @@ class Artefact:
         The label set is rebuilt on the taxonomy stored with it; an explicit ``taxonomy`` must be the same one
         (``LabelSetMismatch`` otherwise). The operating point is the stored one; an artefact that stores none (a
         release, or written before it was stored) gets ``OperatingPoint()``. A sharded checkpoint is refused
-        (export it first), and so is a Hugging Face directory that is not a Thunder export.
+        (export it first), and so is a Hugging Face directory that is not a Thunder export. With weights, the model
+        must be what it claims (:func:`thunder.model.integrity.verify`: finite weights, the recorded fingerprint and
+        self-test answers; a release: finite weights).
         """
         if runtime not in RUNTIMES:
             raise ValueError(f"runtime must be one of {', '.join(RUNTIMES)}, got {runtime!r}")
@@ -147,6 +152,7 @@ class Artefact:
             model, tokenizer, label_set, _ = load_release(self.path, taxonomy=taxonomy)
             if not weights:
                 return LoadedModel(None, tokenizer, label_set, OperatingPoint())
+            integrity.check_finite(model.state_dict(), self.path)
             return LoadedModel(model, tokenizer, label_set, OperatingPoint(), self.runtime(model, runtime))
         if self.format == "sharded":
             raise ArtefactError(f"{self.path} is a sharded training checkpoint; export it first: "
@@ -154,7 +160,7 @@ class Artefact:
         if self.format == "huggingface":
             read_export_info(self.path)  # names what is missing
         parts = self._export_parts(weights) if self.format == "export" else self._checkpoint_parts(weights)
-        model, config, tokenizer, stored_tokenizer, stored, point_source = parts
+        model, state, config, tokenizer, stored_tokenizer, stored, point_source = parts
         label_set = label_set_from_dict(stored["label_set"], taxonomy)
         if model is not None:
             _check_head(model, self.path)
@@ -163,8 +169,12 @@ class Artefact:
             operating_point = OperatingPoint.from_dict(stored.get("operating_point"))
         except ValueError as error:
             raise ArtefactError(f"{point_source}: {error}") from None
-        run = self.runtime(model, runtime) if model is not None else None
-        return LoadedModel(model, tokenizer, label_set, operating_point, run)
+        if model is None:
+            return LoadedModel(None, tokenizer, label_set, operating_point)
+        answers = integrity.verify(state, TorchRuntime(model), tokenizer, operating_point,
+                                   (stored["label_set"], stored_tokenizer), stored, integrity.SCORE_TOLERANCE,
+                                   point_source)  # fmt: skip
+        return LoadedModel(model, tokenizer, label_set, operating_point, self.runtime(model, runtime), answers)
 
     def _export_parts(self, weights: bool) -> tuple:
         info = self.info()
@@ -174,14 +184,13 @@ class Artefact:
         if not (self.path / "model.safetensors").is_file() and not (self.path / "model.safetensors.index.json").is_file():
             raise ArtefactError(f"{self.path}: no safetensors weights (model.safetensors); refusing other formats")
         check_weight_files(self.path)
-        model = None
-        if weights:
-            model = AUTO_CLASSES["token-classification"].from_pretrained(self.path, use_safetensors=True).eval()
-        config = model.config if model is not None else AutoConfig.from_pretrained(self.path)
+        config = _export_config(self.path)
+        model = _export_model(self.path, config) if weights else None
+        state = model.state_dict() if model is not None else None
         if info.get("tokenizer") is None:
             raise ArtefactError(f"{self.path / EXPORT_FILE}: no tokenizer fingerprint (an export of an older Thunder?): "
                                 "export the checkpoint again")  # fmt: skip
-        return model, config, load_tokenizer(self.path), info["tokenizer"], info, self.path / EXPORT_FILE
+        return model, state, config, load_tokenizer(self.path), info["tokenizer"], info, self.path / EXPORT_FILE
 
     def _checkpoint_parts(self, weights: bool) -> tuple:
         data = read_checkpoint(self.path)
@@ -192,7 +201,7 @@ class Artefact:
         tokenizer = tokenizer_from_files(entry["tokenizer_files"], self.path)
         model = model_from_checkpoint(data, entry, self.path) if weights else None
         config = model.config if model is not None else config_from_dict(entry["hf_config"])
-        return model, config, tokenizer, entry.get("tokenizer_fingerprint"), entry, self.path
+        return model, model_state(data), config, tokenizer, entry.get("tokenizer_fingerprint"), entry, self.path
 
     def runtime(self, model: PreTrainedModel, runtime: str = "auto") -> Runtime:
         """What runs ``model``: ``torch``, ``onnx`` (the export's ONNX graph, which must exist, be the one
@@ -228,6 +237,27 @@ class Artefact:
             return AutoConfig.from_pretrained(self.path), read_hf_weights(self.path)
         checkpoint = read_checkpoint(self.path, allow_sharded=True)
         return config_from_dict(thunder_entry(checkpoint, self.path)["hf_config"]), model_state(checkpoint)
+
+
+def _export_config(path: Path) -> PretrainedConfig:
+    try:
+        return AutoConfig.from_pretrained(path)
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise ArtefactError(f"{path / 'config.json'}: not a model configuration ({_first_line(error)})") from None
+
+
+def _export_model(path: Path, config: PretrainedConfig) -> PreTrainedModel:
+    """The export's token classifier; weights that do not fit ``config.json`` are one line, not transformers' report."""
+    try:
+        model = AUTO_CLASSES["token-classification"].from_pretrained(path, config=config, use_safetensors=True)
+    except (RuntimeError, ValueError, OSError) as error:
+        raise ArtefactError(f"{path}: the weights do not fit config.json ({_first_line(error)})") from None
+    return model.eval()
+
+
+def _first_line(error: BaseException) -> str:
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return (lines[1] if len(lines) > 1 and lines[0].endswith(":") else lines[0]) if lines else type(error).__name__
 
 
 def _check_classifier(task: str, path: Path) -> None:

@@ -13,6 +13,7 @@ taxonomy, tokenizer files and fingerprint) so that export, inference and ``init_
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Mapping
 from pathlib import Path
@@ -30,6 +31,7 @@ from transformers import (
 from transformers.modeling_outputs import MaskedLMOutput
 
 from thunder.language.release_tokenizer import load_tokenizer
+from thunder.model import integrity
 from thunder.model.backbones import LAYER_CLASSES, apply_tokenizer, backbone_config
 from thunder.model.decoding import GROW_THRESHOLD, THRESHOLD, OperatingPoint, entity_tags, token_spans
 from thunder.model.loader import (
@@ -41,11 +43,13 @@ from thunder.model.loader import (
     has_weights,
     label_set_from_dict,
     load_weights,
+    model_state,
     thunder_entry,
     tokenizer_files,
     tokenizer_fingerprint,
     tokenizer_from_files,
 )
+from thunder.model.inference import TorchRuntime
 from thunder.model.metrics import TokenMetrics, format_table
 from thunder.model.progress import batch_tokens
 from thunder.model.sizing import forward_flops_per_token, train_flops_per_token
@@ -407,6 +411,24 @@ class TokenClassifier(_ThunderModule):
         entry["label_set"] = self.label_set.to_dict()
         entry["operating_point"] = self.operating_point.to_dict()
         return entry
+
+    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        super().on_save_checkpoint(checkpoint)
+        if self.tokenizer is not None:  # the fingerprint and the self-test answers (thunder.model.integrity)
+            checkpoint["thunder"] |= self._integrity_record(model_state(checkpoint))
+
+    def _integrity_record(self, state: Mapping[str, Tensor]) -> dict[str, Any]:
+        """The fingerprint of ``state`` and the self-test answers, taken in float32 as a loaded model runs (nothing
+        for sharded weights: the export records them)."""
+        float32 = all(p.dtype == torch.float32 for p in self.model.parameters())
+        model = self.model if float32 else copy.deepcopy(self.model).float()
+        training = self.model.training
+        model.eval()
+        try:
+            return integrity.record(state, TorchRuntime(model), self.tokenizer, self.operating_point,
+                                    self.label_set.to_dict(), tokenizer_fingerprint(self.tokenizer))  # fmt: skip
+        finally:
+            self.model.train(training)
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         thunder = thunder_entry(checkpoint, "checkpoint")

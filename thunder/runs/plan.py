@@ -175,8 +175,10 @@ class OutputPlan:
                 raise InputError(f"{option} {files[option]} is an input file")
             if real in outputs:
                 raise InputError(f"{option} {files[option]} is also the output of an input")
-        if len(set(named.values())) < len(named):
-            raise InputError(f"{' and '.join(named)} name the same file")
+        for real in dict.fromkeys(named.values()):
+            sharing = [option for option, path in named.items() if path == real]
+            if len(sharing) > 1:
+                raise InputError(f"{' and '.join(sharing)} name the same file ({files[sharing[0]]})")
 
     def _check_in_place(self) -> None:
         if self.out is not None:
@@ -190,6 +192,8 @@ class OutputPlan:
         out = self.out
         assert out is not None
         real_out = out.resolve()
+        if out.exists() and not out.is_dir():
+            raise InputError(f"{self.out_option} {out} is a file; give a directory (it is created when missing)")
         hint = " (or --in_place to replace the inputs)" if self.layout is Layout.MIRROR else ""
         for directory in self.listing.directories:
             if real_out == directory or directory in real_out.parents:
@@ -325,7 +329,8 @@ class OutputPlan:
             sys.stdout.write(result.text if self.plain else line)
             sys.stdout.flush()
         elif self.in_place:
-            write_atomic(slot.source.resolve(), result.text)  # type: ignore[union-attr]
+            source = slot.source.resolve()  # type: ignore[union-attr]
+            write_atomic(source, result.text, mode=source.stat().st_mode & 0o7777)  # the input's own mode
         elif slot.record:  # type: ignore[union-attr]
             self._jsonl[slot.name].write([{"id": doc, "text": result.text}])  # type: ignore[union-attr]
         else:

@@ -1,0 +1,177 @@
+"""A model is what it claims, or it does not run: finite weights, a fingerprint over every part, a known-answer test.
+
+- :func:`check_finite`: every floating-point weight is finite (a NaN or infinite bias switches a classifier off);
+- :func:`fingerprint`: one SHA-256 over the weights (names, dtypes, shapes, bytes), the operating point, the label set
+  and the tokenizer's fingerprint, written into checkpoints (``checkpoint["thunder"]["fingerprint"]``) and exports
+  (``thunder.json``) and compared at load: an edited threshold or flipped bytes are refused;
+- :func:`self_test`: the model's token tags and scores on the packaged sentences of
+  ``resources/model/self_test.jsonl`` at the stored operating point, recorded beside the fingerprint when the model
+  is written; at load they must come out again (:func:`check_self_test`), so a model whose fingerprint was rewritten
+  to match edited weights is still refused when it answers otherwise. ``thunder export`` says how many of the
+  sentences' identifiers the model finds (:func:`detection_note`): a model switched off finds none.
+
+An artefact written before these were recorded loads with a warning; a signature (``cryptography``, not here) is
+what protects against someone who rewrites the fingerprint and the answers too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import warnings
+from collections.abc import Mapping, Sequence
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from thunder.model.decoding import OperatingPoint
+from thunder.model.inference import Runtime, predict_windows
+
+SELF_TEST_FORMAT = "thunder-self-test/1"
+SCORE_TOLERANCE = 0.02  # largest score difference between the recorded and the found answers (GPU TF32 vs CPU)
+MAX_LENGTH = 128
+
+
+class IntegrityError(ValueError):
+    """A model whose weights, operating point or answers are not those it was written with."""
+
+
+def check_finite(state: Mapping[str, Tensor], source: Any) -> None:
+    """Refuse weights holding NaN or infinite values (one line naming the first such tensor)."""
+    for name, tensor in state.items():
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            raise IntegrityError(f"{source}: the weight {name} holds non-finite values (NaN or infinite); refusing it")
+
+
+def fingerprint(
+    state: Mapping[str, Tensor],
+    operating_point: Mapping[str, Any] | None,
+    label_set: Mapping[str, Any] | None,
+    tokenizer: Mapping[str, Any] | None,
+) -> str | None:
+    """The SHA-256 over the weights in name order and the other parts as canonical JSON; None for sharded weights
+    (a training run's local shards: the export computes it)."""
+    digest = hashlib.sha256()
+    for name in sorted(state):
+        tensor = state[name]
+        if type(tensor) is not Tensor and not isinstance(tensor, torch.nn.Parameter):
+            return None  # DTensor and the like
+        data = tensor.detach().to("cpu").contiguous()
+        digest.update(json.dumps([name, str(data.dtype), list(data.shape)]).encode())
+        digest.update(data.view(torch.uint8).numpy().tobytes() if data.numel() else b"")
+    parts = {"operating_point": operating_point, "label_set": label_set, "tokenizer": tokenizer}
+    digest.update(json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode())
+    return digest.hexdigest()
+
+
+def check_fingerprint(stored: str | None, found: str | None, source: Any) -> None:
+    """Refuse an artefact whose parts are not the ones it was written with; warn when it records no fingerprint."""
+    if stored is None:
+        warnings.warn(f"{source}: no fingerprint recorded (written by an older Thunder): its weights and operating "
+                      "point cannot be checked; export it again to record one", stacklevel=3)  # fmt: skip
+        return
+    if found is not None and stored != found:
+        raise IntegrityError(f"{source}: the weights, operating point, label set or tokenizer are not the ones the "
+                             f"model was written with (fingerprint {found[:12]}, recorded {stored[:12]}); refusing it")
+
+
+@cache
+def sentences() -> tuple[dict[str, Any], ...]:
+    """The packaged self-test sentences: ``{"text", "mentions"}`` (identifiers no recognizer covers)."""
+    path = resources.files("thunder") / "resources" / "model" / "self_test.jsonl"
+    return tuple(json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+
+
+def self_test(runtime: Runtime, tokenizer: Any, point: OperatingPoint) -> dict[str, Any]:
+    """The model's answers on the self-test sentences at ``point``: each token's tag and score (1 - P(O))."""
+    texts = [s["text"] for s in sentences()]
+    encodings = tokenizer.encode_batch(texts)
+    windows = tokenizer.windows_of(encodings, MAX_LENGTH, MAX_LENGTH // 4)
+    predictions = predict_windows(runtime, windows, len(texts), len(windows), point, tokenizer.pad)
+    return {
+        "format": SELF_TEST_FORMAT,
+        "operating_point": point.to_dict(),
+        "tags": [p.tags for p in predictions],
+        "scores": [[round(score, 4) for score in p.scores] for p in predictions],
+        "offsets": [[list(o) for o in p.offsets] for p in predictions],
+    }
+
+
+def check_self_test(recorded: Mapping[str, Any] | None, found: Mapping[str, Any], tolerance: float, source: Any) -> None:
+    """Refuse a model whose answers differ from the recorded ones: taken at another operating point, a score more
+    than ``tolerance`` away, or another verdict (an identifier or not) where the recorded score is not within
+    ``tolerance`` of the threshold."""
+    if recorded is None:
+        warnings.warn(f"{source}: no self-test answers recorded (written by an older Thunder); export it again to "
+                      "record them", stacklevel=3)  # fmt: skip
+        return
+    if recorded.get("format") != SELF_TEST_FORMAT or recorded.get("offsets") != found["offsets"]:
+        raise IntegrityError(f"{source}: the recorded self-test is not this version's (or the tokenizer changed); "
+                             "export the model again")  # fmt: skip
+    if recorded.get("operating_point") != found["operating_point"]:
+        raise IntegrityError(f"{source}: the self-test was answered at the operating point "
+                             f"{recorded.get('operating_point')}, the model claims {found['operating_point']}; "
+                             "refusing it")  # fmt: skip
+    threshold = found["operating_point"]["threshold"]
+    differing = sum(
+        abs(old - new) > tolerance or ((tag_old == 0) != (tag_new == 0) and abs(old - threshold) > tolerance)
+        for olds, news, tags_old, tags_new in zip(recorded["scores"], found["scores"], recorded["tags"], found["tags"])
+        for old, new, tag_old, tag_new in zip(olds, news, tags_old, tags_new)
+    )
+    if differing:
+        total = sum(len(tags) for tags in found["tags"])
+        raise IntegrityError(f"{source}: the model answers the self-test differently from when it was written "
+                             f"({differing} of {total} tokens): its weights or operating point changed; refusing it")
+
+
+def missed_mentions(answers: Mapping[str, Any]) -> list[str]:
+    """The self-test sentences' identifiers the answers do not tag whole (a character outside every tagged token)."""
+    missed = []
+    for sentence, tags, offsets in zip(sentences(), answers["tags"], answers["offsets"]):
+        tagged = {c for tag, (start, end) in zip(tags, offsets) if tag for c in range(start, end)}
+        for mention in sentence["mentions"]:
+            start = sentence["text"].index(mention)
+            if any(c not in tagged for c in range(start, start + len(mention)) if not sentence["text"][c].isspace()):
+                missed.append(mention)
+    return missed
+
+
+def detection_note(answers: Mapping[str, Any]) -> str:
+    """``finds 9 of the 9 identifiers of the self-test at its operating point`` (and the first it misses)."""
+    missed = missed_mentions(answers)
+    total = sum(len(s["mentions"]) for s in sentences())
+    note = f"finds {total - len(missed)} of the {total} identifiers of the self-test at its operating point"
+    return note + (f" (misses {missed[0]!r}: undertrained, or an operating point out of its range?)" if missed else "")
+
+
+def verify(
+    state: Mapping[str, Tensor],
+    runtime: Runtime,
+    tokenizer: Any,
+    point: OperatingPoint,
+    parts: Sequence[Mapping[str, Any] | None],
+    stored: Mapping[str, Any],
+    tolerance: float,
+    source: Any,
+) -> dict[str, Any]:
+    """Every check above for a model being loaded: finite weights, the fingerprint over ``state`` and ``parts``
+    (label set, tokenizer fingerprint) against ``stored["fingerprint"]``, the self-test answers against
+    ``stored["self_test"]``; the answers found."""
+    check_finite(state, source)
+    label_set, tokenizer_print = parts
+    check_fingerprint(stored.get("fingerprint"), fingerprint(state, point.to_dict(), label_set, tokenizer_print), source)
+    answers = self_test(runtime, tokenizer, point)
+    check_self_test(stored.get("self_test"), answers, tolerance, source)
+    return answers
+
+
+def record(state: Mapping[str, Tensor], runtime: Runtime, tokenizer: Any, point: OperatingPoint,
+           label_set: Mapping[str, Any], tokenizer_print: Mapping[str, Any]) -> dict[str, Any]:  # fmt: skip
+    """What a checkpoint or export records: ``{"fingerprint", "self_test"}`` (nothing for sharded weights)."""
+    digest = fingerprint(state, point.to_dict(), label_set, tokenizer_print)
+    if digest is None:
+        return {}
+    return {"fingerprint": digest, "self_test": self_test(runtime, tokenizer, point)}
