@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import lzma
 import os
 from collections import Counter
 from pathlib import Path
@@ -41,7 +42,9 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "a.txt").write_text("\n\n".join(text.replace("\n\n", "\n") for text in texts[:50]) + "\n", encoding="utf-8")
     with open(root / "b.jsonl", "w", encoding="utf-8") as file:
         file.writelines(json.dumps({"text": text}, ensure_ascii=False) + "\n" for text in texts[50:100])
-    for path in sorted(DEMO_CORPUS.rglob("*.md"))[-5:]:  # not among the first 100: no duplicate documents
+    records = [json.dumps({"id": f"c{i}", "text": text}, ensure_ascii=False) + "\n" for i, text in enumerate(texts[100:110])]
+    (root / "c.jsonl.xz").write_bytes(lzma.compress("".join(records).encode("utf-8")))  # read whole, held-out ids out
+    for path in sorted(DEMO_CORPUS.rglob("*.md"))[-5:]:  # not among the first 110: no duplicate documents
         (root / path.name).write_bytes(path.read_bytes())
     return root
 
@@ -65,6 +68,7 @@ def test_shards_hold_every_document_exactly_once(
     prepared: Path, corpus: Path, tokenizer: ThunderTokenizer
 ) -> None:
     manifest = read_manifest(prepared, DEMO_TOKENIZER)
+    assert manifest["bytes"] == sum(path.stat().st_size for path in corpus.iterdir())  # on disk, xz compressed
     expected = list(iter_documents([corpus]))
     decoded: dict[str, list[str]] = {}
     for split in ("train", "val"):

@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from thunder.deid.pipeline import Deidentifier
 from thunder.deid.recognizers.registry import RECOGNIZERS, PatternRecognizer, load_recognizers, recognize
 from thunder.identifiers import resident_registration_number as rrn
 from thunder.identifiers.card_number import luhn_valid
@@ -111,6 +112,9 @@ def test_email_and_url() -> None:
     assert texts("메일kim@example.com으로", "email") == ["kim@example.com"]  # Hangul around it
     assert texts("(https://blog.naver.com/abc_12?x=1).", "url") == ["https://blog.naver.com/abc_12?x=1"]
     assert texts("www.example.co.kr에 접속", "url") == ["www.example.co.kr"]
+    assert texts("http://blog.naver.com/abc에서 보았다", "url") == ["http://blog.naver.com/abc"]  # the particle stays
+    assert texts("https://www.예시.한국/a?b=1 에", "url") == ["https://www.예시.한국/a?b=1"]  # a Hangul host
+    assert Deidentifier()("피고인은 www.예시.kr/a?b=1 에 접속하였다.").text == "피고인은 A 에 접속하였다."
 
 
 @pytest.mark.parametrize(

@@ -339,3 +339,20 @@ def test_a_long_run_prints_progress_lines(tmp_path: Path, capsys: pytest.Capture
     lines = [line for line in capsys.readouterr().err.splitlines() if "documents/s" in line]
     assert [line.split(",")[0] for line in lines] == [f"thunder deid: {n}/3 documents" for n in (1, 2, 3)]
     assert all(line.endswith(" left") for line in lines)
+
+
+def test_a_long_document_prints_progress_inside_it(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch) -> None:
+    """One long judgment: lines say how many of its windows the model has read."""
+    from helpers import write_tiny_export
+
+    import thunder.runs.plan as plan
+
+    monkeypatch.setattr(plan, "PROGRESS_SECONDS", 0.0)
+    export = write_tiny_export(tmp_path / "export")
+    (tmp_path / "long.txt").write_text("피고인은 피해자에게 전화하였다. " * 400, encoding="utf-8")
+    main(["deid", str(tmp_path / "long.txt"), "--model", str(export), "--out", str(tmp_path / "out"),
+          "--batch_size", "2", "--max_length", "64", "--stride", "16"])  # fmt: skip
+    lines = [line for line in capsys.readouterr().err.splitlines() if "windows of the model" in line]
+    assert lines and lines[0].startswith("thunder deid: document 1 of 1: 2/")
+    done = [int(line.split(": ")[2].split("/")[0].replace(",", "")) for line in lines]
+    assert done == sorted(done) and len(set(done)) == len(done)

@@ -120,6 +120,7 @@ def deid_command(
     except InputError as error:
         raise SystemExit(f"thunder deid: error: {error}") from None
     deidentifier = pipeline.build(policy)
+    deidentifier.progress = plan.model_progress
     model = Triage(deidentifier, triage) if review_queue is not None else deidentifier
     if note := deidentifier.coverage():
         print(f"thunder deid: {note}", file=sys.stderr)

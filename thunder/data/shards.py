@@ -148,7 +148,7 @@ def prepare_corpus(
         "options": asdict(options),
         "inputs": [str(Path(p).resolve()) for p in inputs],
         "files": len({span.path for span in spans}),
-        "bytes": sum(span.end - span.start for span in spans),
+        "bytes": sum(Path(path).stat().st_size for path in {span.path for span in spans}),  # on disk (xz: compressed)
         "tokens": tokens,
         "continues_flag": CONTINUES,
     }

@@ -62,7 +62,7 @@ from thunder.language.legal import official_names
 from thunder.language.particles import fix_particle
 from thunder.language.tokenizer import check_windows
 from thunder.model.decoding import OperatingPoint, TokenPredictions, aggregate
-from thunder.model.inference import Runtime, TorchRuntime, check_device, predict_windows
+from thunder.model.inference import Progress, Runtime, TorchRuntime, check_device, predict_windows
 from thunder.taxonomy import TIER1, Taxonomy
 
 
@@ -144,6 +144,7 @@ class Deidentifier:
         self.operators = OperatorChoice(operator, operators, self.taxonomy)
         self.operators.check(self.taxonomy.labels, self.taxonomy.categories, TIER1)
         self.max_length, self.stride, self.batch_size = max_length, stride, batch_size
+        self.progress: Progress | None = None  # hears of each pass of the model (a long document's progress)
         if model is not None:
             if device is not None:
                 model.to(device)
@@ -212,7 +213,8 @@ class Deidentifier:
     def forward(self, windows: Sequence, n_docs: int) -> list[TokenPredictions]:
         """The model's step over the windows of ``n_docs`` documents (:func:`thunder.model.inference.predict_windows`),
         at the operating point."""
-        return predict_windows(self.runtime, windows, n_docs, self.batch_size, self.operating_point, self.tokenizer.pad)
+        return predict_windows(self.runtime, windows, n_docs, self.batch_size, self.operating_point, self.tokenizer.pad,
+                               self.progress)  # fmt: skip
 
     def predict_tokens(self, texts: Sequence[str]) -> list[TokenPredictions]:
         """Merged per-token predictions of each document (empty when there is no model)."""

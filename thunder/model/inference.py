@@ -60,13 +60,22 @@ def length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
 WindowOutput = tuple[list[int], list[float], list[int]]  # a window's own tokens: tags, 1 - P(O), most likely entity tag
 
 
+Progress = Callable[[int, int], None]  # (windows done, windows in all): called after every pass of the model
+
+
 def forward_windows(
-    runtime: Runtime, windows: Sequence, batch_size: int, point: OperatingPoint, pad: Callable[[list], Mapping]
+    runtime: Runtime,
+    windows: Sequence,
+    batch_size: int,
+    point: OperatingPoint,
+    pad: Callable[[list], Mapping],
+    progress: Progress | None = None,
 ) -> list[WindowOutput]:
     """Tags at ``point`` (:func:`~thunder.model.decoding.entity_tags`), entity scores (1 - P(O)) and most likely entity
     tags of each window's own tokens, ``batch_size`` windows of similar length per pass (:func:`length_batches`,
-    padded by ``pad``, the tokenizer's), in the order of ``windows``."""
+    padded by ``pad``, the tokenizer's), in the order of ``windows``; ``progress`` hears of each pass."""
     outputs: list[WindowOutput] = [([], [], [])] * len(windows)
+    done = 0
     for rows in length_batches([len(w.ids) for w in windows], batch_size):
         chunk = [windows[i] for i in rows]
         probs = runtime(pad([w.ids for w in chunk]))
@@ -76,15 +85,24 @@ def forward_windows(
         for row, (i, window) in enumerate(zip(rows, chunk)):
             own = slice(1 + window.own_start - window.start, 1 + window.own_end - window.start)
             outputs[i] = (tags[row][own], scores[row][own], types[row][own])
+        done += len(rows)
+        if progress is not None:
+            progress(done, len(windows))
     return outputs
 
 
 def predict_windows(
-    runtime: Runtime, windows: Sequence, n_docs: int, batch_size: int, point: OperatingPoint, pad: Callable[[list], Mapping]
+    runtime: Runtime,
+    windows: Sequence,
+    n_docs: int,
+    batch_size: int,
+    point: OperatingPoint,
+    pad: Callable[[list], Mapping],
+    progress: Progress | None = None,
 ) -> list[TokenPredictions]:
     """The per-token predictions of ``n_docs`` documents from their windows (:func:`forward_windows`), merged once
     (:func:`~thunder.model.decoding.merge_windows`)."""
-    return merge_windows(n_docs, windows, forward_windows(runtime, windows, batch_size, point, pad))
+    return merge_windows(n_docs, windows, forward_windows(runtime, windows, batch_size, point, pad, progress))
 
 
 class TorchRuntime:

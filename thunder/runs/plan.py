@@ -371,6 +371,16 @@ class OutputPlan:
         print(f"{self.command}: {self.counts.already + done}/{self.total} documents, {rate:.1f} documents/s, "
               f"{datetime.timedelta(seconds=round(left))} left", file=sys.stderr, flush=True)  # fmt: skip
 
+    def model_progress(self, done: int, total: int) -> None:
+        """A line on stderr every ``progress_interval`` seconds inside one batch of documents (a long judgment):
+        windows of the model done of all (``Deidentifier.progress``)."""
+        now = time.monotonic()
+        if now - self._shown < self.progress_interval or done == total:
+            return
+        self._shown = now
+        print(f"{self.command}: document {self.counts.already + self.counts.written + self.counts.failed + 1} of "
+              f"{self.total}: {done:,}/{total:,} windows of the model ({done / total:.0%})", file=sys.stderr, flush=True)
+
     def summary(self) -> str:
         already = f", {self.counts.already} already done" if self.counts.already else ""
         return f"{self.counts.written} written{already}, {self.counts.failed} failed, of {self.total} documents"
