@@ -507,3 +507,38 @@ def test_the_particle_after_a_parenthetical_agrees_with_the_replacement_before_i
 ) -> None:
     result = Deidentifier(recognizers=[]).apply(text, spans_of(text, *words, source="reviewer"))
     assert result.text == expected
+
+
+# ----------------------------------------------------------------------------------------------- reviewed spans
+# (issue 56): an edit never touches text the clerk did not select
+
+REVIEWABLE = ("신호", "홍길동", "김영희")
+OTHER_WORDS = ("신호등", "신호대기", "교통신호", "피고인", "피해자", "교차로", "정차")
+PARTICLES = ("", "이", "가", "은", "는", "을", "를", "의", "에게", "와", "과", "씨는")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(REVIEWABLE + OTHER_WORDS), st.sampled_from(PARTICLES)), min_size=1,
+                max_size=14), st.data())  # fmt: skip
+def test_reviewed_spans_change_only_whole_word_occurrences_of_their_text(words, data) -> None:
+    from thunder.language.morphemes import whole_word
+
+    text, starts = "", []
+    for word, particle in words:
+        starts.append(len(text))
+        text += word + particle + " "
+    reviewable = [i for i, (word, _) in enumerate(words) if word in REVIEWABLE]
+    chosen = data.draw(st.lists(st.sampled_from(reviewable), unique=True)) if reviewable else []
+    reviewed = [ScoredSpan(starts[i], starts[i] + len(words[i][0]), "내국인이름", 1.0, "reviewer") for i in chosen]
+    result = Deidentifier(recognizers=[]).apply(text, reviewed)
+    keys = {words[i][0] for i in chosen}
+    found = {(s.start, s.end) for s in result.spans}
+    assert {text[s.start : s.end] for s in result.spans} <= keys
+    assert all(whole_word(text, s.start, s.end) for s in result.spans)  # never inside 신호등, 신호대기, 교통신호
+    expected = {(m.start(), m.end()) for key in keys for m in re.finditer(re.escape(key), text)
+                if whole_word(text, m.start(), m.end())}  # fmt: skip
+    assert found == expected  # and every whole-word occurrence of what was reviewed
+    for word in OTHER_WORDS:
+        assert result.text.count(word) == text.count(word) - sum(
+            text[s.start : s.end] == word for s in result.spans
+        ), word  # the words nobody selected are all still there

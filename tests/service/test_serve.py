@@ -666,3 +666,15 @@ def test_a_reviewers_span_is_replaced_whatever_its_characters(service) -> None:
     assert [(s["text"], s["source"]) for s in data["spans"]] == [("🐯🦁", "reviewer")]
     status, data = post(url, "/v1/apply", {"text": text, "spans": [{"start": 8, "end": 9, "label": "닉네임"}]})
     assert status == 400 and "could not be applied" in data["error"]
+
+
+def test_accepting_a_word_never_rewrites_the_words_it_is_part_of(service) -> None:
+    """Accepting the dashed ``신호`` replaces ``신호`` where it stands as a word, never inside ``신호등`` or
+    ``신호대기`` (issue 56)."""
+    url, _ = service
+    text = "신호등이 설치된 교차로에서 신호대기를 위하여 정차하였는데, 피고인은 신호를 무시하였다. 신호가 바뀌었다."
+    start = text.index("신호를")
+    status, data = post(url, "/v1/apply", {"text": text, "spans": [{"start": start, "end": start + 2, "label": "닉네임"}]})
+    assert status == 200
+    assert data["text"] == "신호등이 설치된 교차로에서 신호대기를 위하여 정차하였는데, 피고인은 A를 무시하였다. A가 바뀌었다."
+    assert [s["text"] for s in data["spans"]] == ["신호", "신호"]

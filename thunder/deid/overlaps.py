@@ -27,6 +27,7 @@ from thunder.deid.operators import entity_key
 from thunder.deid.protection import covered
 from thunder.identifiers.base import ScoredSpan
 from thunder.language.particles import PARTICLE_RUN, leading_particle, run_agrees
+from thunder.language.morphemes import whole_word
 from thunder.language.regions import address_spellings
 
 _WORD = re.compile(r"\w")
@@ -181,7 +182,11 @@ def find_keys(text: str, keys: Iterable[str]) -> list[tuple[int, int, str]]:
 
 
 def held_back(seed: ScoredSpan, text: str, start: int, end: int, protected: bytearray | None) -> bool:
-    """Whether ``seed``'s text stays at ``text[start:end]``: a model seed never spreads into ``protected`` text."""
+    """Whether ``seed``'s text stays at ``text[start:end]``: a model seed never spreads into ``protected`` text, a
+    reviewer's only to whole words (:func:`~thunder.language.morphemes.whole_word`: ``신호`` accepted leaves
+    ``신호등`` and ``신호대기`` alone)."""
+    if seed.source == REVIEWER:
+        return not whole_word(text, start, end)
     return seed.source == "model" and protected is not None and covered(text, start, end, protected)
 
 

@@ -27,6 +27,8 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
+from thunder.language.particles import starts_with_particle
+
 PIECE_RULE = (
     "mecab-ko morphemes over the whole text, compound nouns split into their listed parts; one ASCII space before a "
     "morpheme joins it; other whitespace runs are pieces of their own; pieces are passed to tokenizer.json as "
@@ -295,3 +297,41 @@ def word_analysis(word: str) -> tuple[tuple[str, str, str], ...]:
     (``김철은`` -> ``(김철, NNP, 인명), (은, JX, ...)``)."""
     output = _pos_tagger().parse(word.replace("\x00", " ")) or ""
     return tuple(tuple(line.split("\t")) for line in output.splitlines() if line.count("\t") == 2)  # type: ignore[misc]
+
+
+_NOUNS = frozenset({"NNG", "NNP", "NNB", "NR", "SL", "SH", "SN", "XR"})  # morphemes that go on a word (no suffix, ending)
+# nouns written onto a name that keep it the name's (한빛주식회사, 한빛아파트)
+ENTITY_HEADS = frozenset({"주식회사", "유한회사", "회사", "법인", "은행", "병원", "의원", "학교", "아파트", "빌라", "상사"})
+
+
+def whole_word(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` stands as a word of its own, not as part of a longer one: on each side a break
+    (space, punctuation, the text's edge) or a morpheme boundary with no noun across it, after it a particle too
+    (``신호`` is whole in ``신호가``, not in ``신호등이`` or ``신호대기``; ``홍길동`` is in ``홍길동씨는``). Where
+    Mecab-ko's reading does not align with the word, the word counts as whole (replacing is the safe side)."""
+    before = start > 0 and text[start - 1].isalnum()
+    after = end < len(text) and text[end].isalnum()
+    if not before and not after:
+        return True
+    if after and not before and starts_with_particle(text[end : end + 16]):
+        return True
+    word_start, word_end = start, end
+    while word_start > 0 and text[word_start - 1].isalnum():
+        word_start -= 1
+    while word_end < len(text) and text[word_end].isalnum():
+        word_end += 1
+    morphemes = word_analysis(text[word_start:word_end])
+    bounds, position = {}, word_start  # boundary offset -> [the morpheme ending there, the one starting there]
+    previous = None
+    for surface, tag, *_ in morphemes:
+        bounds[position] = [previous, "XSN" if surface in ENTITY_HEADS else tag]  # a head: as a suffix
+        position += len(surface)
+        previous = tag
+    if position != word_end:
+        return True  # Mecab rewrote the word: no reading to go by
+    bounds.setdefault(word_end, [previous, None])
+    if before and (start not in bounds or bounds[start][0] in _NOUNS):
+        return False
+    if after and (end not in bounds or bounds[end][1] in _NOUNS) and not starts_with_particle(text[end : end + 16]):
+        return False
+    return True

@@ -152,6 +152,18 @@ def leading_particle(following: str) -> tuple[str, tuple[str, str]] | None:
     return None
 
 
+# particles and suffixes that do not change with the word before them, longest first
+INVARIANT_PARTICLES = tuple(sorted((
+    "의", "에", "에게", "에서", "에게서", "께", "께서", "한테", "한테서", "도", "만", "부터", "까지", "보다", "처럼",
+    "조차", "마저", "밖에", "마다", "하고", "씨", "님", "측", "들",
+), key=len, reverse=True))  # fmt: skip
+
+
+def starts_with_particle(following: str) -> bool:
+    """Whether ``following`` starts with a particle (or a suffix such as ``씨``) that may follow a word."""
+    return leading_particle(following) is not None or following.startswith(INVARIANT_PARTICLES)
+
+
 def _correct_form(final: str, pair: tuple[str, str]) -> str:
     consonant, vowel = pair
     if consonant == "으로":
