@@ -12,7 +12,8 @@ import importlib
 import logging
 import sys
 import warnings
-from typing import Callable
+from pathlib import Path
+from typing import Any, Callable
 
 from lightning.pytorch import Trainer
 from lightning.pytorch.cli import LightningCLI
@@ -45,6 +46,19 @@ EXTRA_HELP = {
     "serve": "HTTP de-identification service and review page (thunder serve --model M --port 8000).",
     "reidentify": "Restore original texts with an encrypted mapping file and its key (authorised staff).",
 }
+
+
+def _checkpoints_under_root(trainer: Any) -> None:
+    """A ``ModelCheckpoint`` of the config without a ``dirpath`` writes to ``<default_root_dir>/checkpoints``, so
+    ``--trainer.default_root_dir`` moves a run's checkpoints with its logs (Lightning's default would bury them in
+    the logger's version folder)."""
+    root = trainer.get("default_root_dir")
+    callbacks = trainer.get("callbacks") or []
+    for callback in callbacks if isinstance(callbacks, list) else [callbacks]:
+        if str(getattr(callback, "class_path", "")).endswith("ModelCheckpoint") and root is not None:
+            init_args = callback.init_args
+            if init_args.get("dirpath") is None:
+                init_args["dirpath"] = str(Path(root) / "checkpoints")
 
 
 class ThunderCLI(LightningCLI):
@@ -94,6 +108,7 @@ class ThunderCLI(LightningCLI):
         trainer = config.get("trainer") or {}
         if warning := slow_precision_warning(trainer.get("precision"), trainer.get("accelerator")):
             sys.stderr.write(f"thunder{' ' + self.subcommand if self.subcommand else ''}: warning: {warning}\n")
+        _checkpoints_under_root(trainer)
 
     def instantiate_trainer(self, **kwargs) -> Trainer:
         """Lightning's Trainer; where standard output is not a terminal (a job's log file), progress is printed as
@@ -119,7 +134,9 @@ class ThunderCLI(LightningCLI):
                 cause = cause.__cause__
             if not isinstance(cause, (OSError, ValueError, LookupError)):
                 raise
-            sys.stderr.write(f"thunder {self.subcommand}: error: {cause}\n")
+            where = f" (relative paths are read from the current directory, {Path.cwd()})" if isinstance(
+                cause, FileNotFoundError) else ""  # fmt: skip
+            sys.stderr.write(f"thunder {self.subcommand}: error: {cause}{where}\n")
             raise SystemExit(2) from None
 
 

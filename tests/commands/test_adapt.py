@@ -74,12 +74,14 @@ def test_review_download_fit_adapt_and_serve(tmp_path: Path, tokenizer, taxonomy
         "--data.init_args.base_model", str(base), "--data.init_args.data_dir", str(DEMO_CORPUS),
         "--data.init_args.mention_dirs", f"[{DEMO_MENTIONS}]", "--data.init_args.alias_files", "[]",
         "--trainer.max_steps", "6", "--trainer.max_time", "00:00:05:00", "--trainer.precision", "32-true",
-        "--trainer.enable_progress_bar", "false",
+        "--trainer.enable_progress_bar", "false", "--trainer.default_root_dir", "runs/court",
     ]  # fmt: skip
     result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600,
                             env={**os.environ, "PYTHONPATH": str(REPO)})  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
-    adapted = tmp_path / "runs" / "adapt" / "checkpoints" / "last.ckpt"
+    assert " of 6 reviewed judgments (" in result.stdout + result.stderr  # the log says what it read
+    assert not (tmp_path / "runs" / "adapt").exists()  # --trainer.default_root_dir moves logs and checkpoints
+    adapted = tmp_path / "runs" / "court" / "checkpoints" / "last.ckpt"
     assert torch.load(adapted, map_location="cpu", weights_only=True)["global_step"] == 6
 
     model, adapted_tokenizer, adapted_labels, _ = Artefact.open(adapted).classifier()[:4]

@@ -57,7 +57,8 @@ def test_console_script_prints_only_the_error(tmp_path: Path) -> None:
         capture_output=True, text=True, cwd=tmp_path,
     )
     assert result.returncode == 2
-    assert result.stderr == "thunder fit: error: init_from not found: nope.ckpt\n"
+    assert result.stderr == ("thunder fit: error: init_from not found: nope.ckpt (relative paths are read from the "
+                             f"current directory, {tmp_path})\n")  # a config run from elsewhere: says where it looked
     assert sorted(p.name for p in tmp_path.iterdir()) == ["demo.yaml"]
 
 

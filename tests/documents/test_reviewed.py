@@ -129,13 +129,17 @@ def test_category_labels_fill_from_their_labels_and_unsourced_labels_from_the_sh
     assert len({fill.text for fill in fills}) == 6  # other mentions every epoch
 
 
-def test_reviewed_share_mixes_every_training_epoch(tmp_path: Path) -> None:
+def test_reviewed_share_mixes_every_training_epoch(tmp_path: Path, caplog) -> None:
     records = [review_page_record(f"case-{i}") for i in range(3)]
     path = write_jsonl(tmp_path / "r.jsonl", records)
     module = DeIdDataModule(reviewed=[str(path)], reviewed_share=0.5, max_length=128, stride=32, batch_size=4)
-    module.setup("fit")
+    with caplog.at_level("INFO"):
+        module.setup("fit")
     train = module.datasets["train"]
     documents = len(module.filler.documents()["train"])
+    spans = sum(len(d.placeholders) for d in module.filler.reviewed())
+    assert f"training epoch: {documents:,} train-split documents + {documents:,} of 3 reviewed judgments " \
+           f"({spans:,} spans)" in caplog.text and spans > 0  # the log says what adaptation reads
     assert len(train) == 2 * documents and len(module.datasets["val"]) == len(module.filler.documents()["val"])
     reviewed = [train.synthesize(documents + j, epoch=0) for j in range(documents)]
     assert {doc.doc_id for doc in reviewed} == {"case-0", "case-1", "case-2"}

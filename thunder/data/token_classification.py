@@ -10,6 +10,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Literal, Sequence
 
+from lightning.pytorch.utilities import rank_zero_info
 from torch.utils.data import DataLoader
 
 from thunder.data.base import RecipeDataModule
@@ -114,6 +115,16 @@ class TokenClassificationDataset(EpochDataset):
         encoding = self.tokenizer.encode(document.text)
         labels = token_labels(encoding.offsets, document.spans, self.label_set)
         return window_examples(encoding, labels, self.tokenizer, self.max_length, self.stride, self.score_once)
+
+
+def epoch_line(base: int, pools: Sequence[tuple[str, Sequence[AnnotatedDocument], int]]) -> str:
+    """What a training epoch reads: ``base`` documents of the train split and each pool's slots, with how many
+    documents and spans each pool holds (``training epoch: 2,520 train-split documents + 1,080 of 8,113 published
+    decision chunks (21,455 spans)``)."""
+    parts = [f"training epoch: {base:,} train-split documents"]
+    parts += [f"{slots:,} of {len(docs):,} {name} ({sum(len(d.placeholders) for d in docs):,} spans)"
+              for name, docs, slots in pools if docs]  # fmt: skip
+    return " + ".join(parts)
 
 
 class DeIdDataModule(RecipeDataModule):
@@ -274,6 +285,8 @@ class DeIdDataModule(RecipeDataModule):
                  (len(self.filler.published()), self.recipe.published_share)]  # fmt: skip
         base, slots = epoch_slots(len(documents["train"]), sizes)
         pools = [Pool(self.filler.reviewed(), slots[0]), Pool(self.filler.published(), slots[1])]
+        rank_zero_info(epoch_line(base, [("reviewed judgments", self.filler.reviewed(), slots[0]),
+                                         ("published decision chunks", self.filler.published(), slots[1])]))
         sets["train"] = (documents["train"][:base], sets["train"][1])
         for name, (docs, synthesizer) in sets.items():
             training = name == "train"
