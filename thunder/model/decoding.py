@@ -189,7 +189,8 @@ def widen_to_morphemes(
     """``[start, end)`` widened to the morphemes it touches (the space a piece starts with stays out), except a
     particle ending the last one past ``end``: Mecab keeps a rare syllable and its particle in one unknown
     morpheme (``김|냘라의``) where the model tagged only the name's tokens (``김냘라``)."""
-    for piece_start, piece_end in pieces[bisect.bisect_right(piece_ends, start) :]:
+    for index in range(bisect.bisect_right(piece_ends, start), len(pieces)):  # no slice: a copy per span is quadratic
+        piece_start, piece_end = pieces[index]
         if piece_start >= end:
             break
         while piece_start < piece_end and text[piece_start].isspace():
