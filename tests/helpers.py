@@ -124,6 +124,21 @@ def write_tiny_export(path: Path) -> Path:
     return write_export(path, build_tiny_model(tokenizer, label_set), tokenizer, label_set, "token-classification")
 
 
+def write_keys(directory: Path, name: str = "signing", curve=None) -> tuple[Path, Path]:
+    """A new elliptic-curve key pair (P-256 unless ``curve``) as PEM files, for ``thunder export --sign`` and
+    ``--verify``: (private key, public key)."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    key = ec.generate_private_key(curve or ec.SECP256R1())
+    private, public = directory / f"{name}.pem", directory / f"{name}.pub"
+    private.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                          serialization.NoEncryption()))  # fmt: skip
+    public.write_bytes(key.public_key().public_bytes(serialization.Encoding.PEM,
+                                                     serialization.PublicFormat.SubjectPublicKeyInfo))  # fmt: skip
+    return private, public
+
+
 # ----------------------------------------------------------------------------------------------- training batches
 
 TEXTS = [

@@ -251,6 +251,31 @@ def test_export_refuses_another_tokenizer(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("command", ["deid", "evaluate", "serve", "export"])
+def test_a_signed_model_changed_since_is_refused_by_every_command(tmp_path: Path, export: Path, monkeypatch,
+                                                                  command: str) -> None:  # fmt: skip
+    pytest.importorskip("model_signing.signing", reason="needs the sign extra")
+    from helpers import write_keys
+
+    from thunder.model import signing
+
+    private, public = write_keys(tmp_path)
+    signed = _copy(export, tmp_path)
+    signing.sign(signed, private)
+    data = bytearray((signed / "model.safetensors").read_bytes())
+    data[-4000] ^= 0x01  # one bit of one weight
+    (signed / "model.safetensors").write_bytes(bytes(data))
+    monkeypatch.setattr("thunder.service.app.serve", lambda *args, **kwargs: pytest.fail("served an unverified model"))
+    source = _tree(tmp_path, {"in/a.txt": PHONE}) / "in" / "a.txt"
+    model = ["--checkpoint" if command == "export" else "--model", str(signed), "--verify", str(public)]
+    rest = {"deid": [str(source), "--out", str(tmp_path / "out")], "export": ["--out", str(tmp_path / "out")]}
+    with pytest.raises(SystemExit) as exit:
+        main([command, *model, *rest.get(command, [])])
+    expected = f"thunder {command}: error: {signed}: does not match its signature (changed: model.safetensors)"
+    assert exit.value.code == expected
+    assert not (tmp_path / "out").exists()
+
+
 # ----------------------------------------------------------------------------------------------- options out of range
 
 
@@ -443,7 +468,7 @@ def test_sigterm_ends_the_run_with_130_and_a_line(tmp_path: Path) -> None:
     process = subprocess.Popen([sys.executable, "-m", "thunder.cli", "deid", str(tmp_path / "in"), "--out",
                                 str(tmp_path / "out"), "--batch_size", "1"], stderr=subprocess.PIPE, text=True)  # fmt: skip
     out = tmp_path / "out"
-    for _ in range(600):
+    for _ in range(2400):  # up to 2 minutes: starting Python with torch and Lightning is slow on a loaded machine
         if out.is_dir() and any(out.iterdir()):
             break
         subprocess.run(["sleep", "0.05"])

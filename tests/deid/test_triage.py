@@ -15,8 +15,9 @@ from helpers import FILLER, NAME, KeywordModel
 from thunder.cli import main
 from thunder.deid.pipeline import Deidentifier, TokenPredictions
 from thunder.deid.policy import PublicationPolicy
+from thunder.deid.protection import Protection
 from thunder.deid.recognizers.registry import ScoredSpan
-from thunder.deid.triage import PARTIAL_SUFFIX, ReviewQueue, Triage, TriagedResult, TriageRule, merge_marks
+from thunder.deid.triage import PARTIAL_SUFFIX, ReviewQueue, Triage, TriagedResult, TriageRule, merge_marks, worth_a_look
 from thunder.evaluation import evaluate as ev
 from thunder.model.decoding import OperatingPoint
 from thunder.synthesis.synthesizer import EntitySpan, SynthesizedDocument
@@ -288,3 +289,22 @@ def test_the_triage_curve_of_thunder_evaluate(tmp_path: Path) -> None:
 def _gold(text: str, mention: str, label: str) -> EntitySpan:
     start = text.index(mention)
     return EntitySpan(start, start + len(mention), label, mention)
+
+
+@pytest.mark.parametrize(
+    ("text", "word", "worth"),
+    [
+        ("피고인 홍길동은 서울중앙지방법원에 출석하였다.", "서울중앙지방법원", False),  # a court: legal text
+        ("피고인 홍길동은 서울중앙지방법원에 출석하였다.", "은", False),  # a particle
+        ("원고와 피고는 계약을 맺었다.", "원고", False),  # a procedural role
+        ("그 부분은 한 곳이다.", "한", False),  # a lone syllable
+        ("피해자 김영희와 만났다.", "김영희", True),
+        ("반도체 공장에서 일하였다.", "반도체", True),  # a common noun: only the model's score tells it apart
+    ],
+)
+def test_a_near_threshold_mark_is_worth_a_look_only_where_accepting_it_could_help(
+    text: str, word: str, worth: bool
+) -> None:
+    start = text.index(word)
+    protected = Protection(PublicationPolicy()).coverage(text)
+    assert worth_a_look(text, start, start + len(word), protected) is worth

@@ -33,6 +33,7 @@ def marks(text: str) -> list[tuple[str, str, str]]:
         ("甲 주식회사와 乙은 계약을 맺었다.", [("甲", "주식회사", "id"), ("乙", "내국인이름", "id")]),
         ("피고인 C는 범행을 부인하였다.", [("C", "내국인이름", "id")]),
         ("○○세무서장이 부과처분을 하였다.", [("○○", "행정시", "plain")]),
+        ("서울 서초구 (아파트 이름 생략) 102동", [("(아파트 이름 생략)", "아파트", "id")]),
     ],
 )
 def test_each_family_is_found_with_its_span_and_label(text: str, expected: list[tuple[str, str, str]]) -> None:
@@ -42,7 +43,8 @@ def test_each_family_is_found_with_its_span_and_label(text: str, expected: list[
 @pytest.mark.parametrize(
     "text",
     ["갑 제1호증의 기재", "甲 제1호증", "원고 1. 청구취지", "○ 원고는 주장한다.", "소외 3인과 함께", "피고 1명이 출석하였다.",
-     "(별지 목록 생략)", "(이하 생략)"],
+     "(별지 목록 생략)", "(이하 생략)",
+     "소송비용 중 원고 65%, 피고 35%를 각 부담한다.", "소송비용은 피고 30 퍼센트", "(단기생년월일 생략)생인 원고"],
 )  # fmt: skip
 def test_what_is_no_mark_is_left_alone(text: str) -> None:
     assert [m for m in court_marks(text) if m.kind == "id"] == []

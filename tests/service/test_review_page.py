@@ -1,8 +1,10 @@
 """The review page in a real headless browser (Debian's Chromium driven by Playwright), against the recognizers alone
 and against a model trained at category granularity (the demo config, a few steps): highlights, the review loop
 (reject, add, relabel, re-apply, download), downloads that refuse rather than save unreviewed text, every occurrence,
-undo, boundaries, keys, the entity table, a reload, EUC-KR files, copy, progress and cancel, a long judgment, the
-token prompt and the API docs without network."""
+undo, boundaries, keys, the entity table, a whole review by keys alone (issue 56: a click only selects, the label box,
+adding by keys, edges that absorb dashed marks and merge spans of one label, counts before acting, 신호 never rewriting
+신호등, asking before discarding a review, short badges), a reload, EUC-KR files, copy, progress and cancel, a long
+judgment, the token prompt and the API docs without network."""
 
 from __future__ import annotations
 
@@ -150,12 +152,15 @@ def test_highlights_render_and_review_round_trip(page, tmp_path: Path) -> None:
     assert colour_share(page.locator("#output").screenshot(), rgb) == 0
 
     # reject the phone number, add the name by selecting it, re-apply
-    marks.nth(1).focus()
-    page.keyboard.press("Enter")  # the keyboard toggles too
+    marks.nth(1).click()  # a click selects the highlight, a key decides
+    assert "cursor" in marks.nth(1).get_attribute("class") and "rejected" not in marks.nth(1).get_attribute("class")
+    page.keyboard.press("Enter")  # Enter / Space switch the current span
     assert "rejected" in marks.nth(1).get_attribute("class")
     page.keyboard.press(" ")
     assert "rejected" not in marks.nth(1).get_attribute("class")
     marks.nth(0).click()
+    assert "rejected" not in marks.nth(0).get_attribute("class")
+    page.click("#reject")
     assert "rejected" in marks.nth(0).get_attribute("class")
     assert page.is_visible("#stale")  # the de-identified text no longer reflects the review
     select_text(page, NAME_AT, NAME_AT + 3)
@@ -212,6 +217,7 @@ def test_the_review_loop(server: str, browser, request, tmp_path: Path) -> None:
     once = next(i for i, s in enumerate(spans)
                 if s["state"] == "accepted" and JUDGMENT.count(JUDGMENT[s["start"] : s["end"]]) == 1)  # fmt: skip
     page.locator(f'#original mark[data-index="{once}"]').click()
+    page.keyboard.press("r")
     rejected = spans_of(page)[once]
     assert rejected["state"] == "rejected"
     free = [w for w in ("송파구", "순천시", "올림픽로", "피해자", "이유는", "다음과") if not any(
@@ -223,12 +229,17 @@ def test_the_review_loop(server: str, browser, request, tmp_path: Path) -> None:
     for word, label in zip(free[:2], [first_label, "내국인이름"]):
         select_text(page, JUDGMENT.index(word), JUDGMENT.index(word) + len(word))
         page.select_option("#label", label)
-        page.keyboard.press("e")  # the key adds the selection
+        page.keyboard.press("e")  # the key opens the label box on the toolbar's label: Enter adds the selection
+        assert page.get_attribute("#picker-list li[aria-selected=true]", "data-label") == label
+        page.keyboard.press("Enter")
     added = [s for s in spans_of(page) if s["state"] == "added"]
     assert [JUDGMENT[s["start"] : s["end"]] for s in added] == sorted(free[:2], key=JUDGMENT.index)
     page.locator("#original mark.added").first.click()  # reject, then accept again with the key
+    page.keyboard.press("r")
     page.keyboard.press("a")
-    page.select_option("#relabel", "도로")
+    page.keyboard.press("l")  # relabel in the searchable box
+    page.keyboard.type("도로")
+    page.keyboard.press("Enter")
     assert spans_of(page)[[s["state"] for s in spans_of(page)].index("added")]["label"] == "도로"
     with page.expect_request("**/v1/apply") as sent:
         page.click("#reapply")
@@ -255,6 +266,7 @@ def test_the_review_loop(server: str, browser, request, tmp_path: Path) -> None:
     downloads: list = []
     page.on("download", lambda d: downloads.append(d))
     page.locator("#original mark.added").first.click()  # reject an added place again
+    page.keyboard.press("r")
     kept_word = sorted(free[:2], key=JUDGMENT.index)[0]
     page.route("**/v1/apply", lambda route: route.fulfill(status=500, body='{"error": "model thread died"}'))
     page.click("#download-text")
@@ -327,7 +339,10 @@ def test_every_occurrence_undo_boundaries_keys_and_the_entity_table(page) -> Non
     page.keyboard.press("n")
     assert page.inner_text("#current").startswith("010-1111-2222")
     assert page.inner_text("#accept-all") == "Accept all 2"
-    page.keyboard.press("R")  # every occurrence of the entity
+    page.keyboard.press("R")  # every occurrence of the entity: the count first, the second press does it
+    assert "reject all 2 occurrences of “010-1111-2222”? press R again" in page.inner_text("#status")
+    assert [s["state"] for s in spans_of(page)] == ["accepted"] * 3
+    page.keyboard.press("R")
     assert [s["state"] for s in spans_of(page)] == ["rejected", "accepted", "rejected"]
     page.keyboard.press("u")
     assert [s["state"] for s in spans_of(page)] == ["accepted"] * 3
@@ -357,21 +372,264 @@ def test_every_occurrence_undo_boundaries_keys_and_the_entity_table(page) -> Non
 
     select_text(page, text.index("판결"), text.index("판결") + 2)
     page.keyboard.press("e")
+    page.keyboard.press("Enter")
     page.click("#reapply")
     page.wait_for_selector("#status:has-text('re-applied')")
     output = page.inner_text("#output")
     assert output.count("010-1111-2222") == 2 and "판결" not in output and "010-3333-4444" not in output
-    page.locator("#original mark.span").first.click()  # keep one occurrence only: the other cannot stay
+    page.locator("#original mark.span").first.click()  # replace one occurrence only: the other cannot stay
+    page.keyboard.press("a")
     page.click("#reapply")
     page.wait_for_selector("#status:has-text('1 rejected span(s) replaced anyway')")
     assert "010-1111-2222" not in page.inner_text("#output")
 
 
+# ----------------------------------------------------------------------------------------------- review by keyboard
+
+
+def mark_json(text: str, start: int, end: int, label: str, source: str = "model") -> dict:
+    """A span as ``/v1/deid`` writes it (a possible miss with ``source="possible_miss"``)."""
+    return {"start": start, "end": end, "text": text[start:end], "label": label, "category": None, "tier1": None,
+            "placeholder": "", "score": 0.9 if source == "model" else 0.4, "source": source,
+            "reason": "near_threshold" if source == "possible_miss" else None}  # fmt: skip
+
+
+def answer_with(page, spans=(), suggestions=()) -> None:
+    """``/v1/deid`` answers as the server does, with these spans and possible misses added (what a model would
+    find: the recognizers alone find neither)."""
+
+    def handle(route):
+        response = route.fetch()
+        data = response.json()
+        data["spans"] = sorted(data["spans"] + list(spans), key=lambda s: s["start"])
+        data["suggestions"] = data.get("suggestions", []) + list(suggestions)
+        route.fulfill(response=response, json=data)
+
+    page.route("**/v1/deid", handle)
+
+
+def states(page) -> list[tuple[str, str, str]]:
+    text = page.evaluate("() => state.docs[0].text")
+    return [(text[s["start"] : s["end"]], s["label"], s["state"]) for s in spans_of(page)]
+
+
+def test_a_whole_judgment_reviewed_with_the_keyboard_only(page, tmp_path: Path) -> None:
+    """Paste, then keys only: run, walk, accept, relabel in the searchable box (arrows apply nothing, Escape changes
+    nothing), reject, find and add two missed spans (one widened with the edge keys), download: the downloaded spans
+    are exactly the reviewed ones."""
+    text = JUDGMENT
+    page.fill("#input", text)  # the paste; from here on, only keys
+    page.keyboard.press("Control+Enter")
+    page.wait_for_selector("#original mark.span")
+    assert page.evaluate("() => document.activeElement.id") == "original"
+    assert states(page) == [("홍길동", "내국인이름", "accepted"), ("김영희", "내국인이름", "accepted"),
+                            ("010-2345-6789", "전화번호", "accepted"), ("홍길동", "내국인이름", "accepted")]  # fmt: skip
+    page.keyboard.press("n")
+    page.keyboard.press("a")  # accepted, checked
+    page.keyboard.press("n")
+    assert page.inner_text("#current").startswith("김영희")
+    page.keyboard.press("l")
+    assert page.evaluate("() => document.activeElement.id") == "picker-filter"
+    assert "Enter changes 1 occurrence(s)" in page.inner_text("#picker-title")
+    assert page.locator("#picker-list li").count() > 600  # every label, until the clerk types
+    page.keyboard.type("외국인")
+    assert page.locator("#picker-list li").count() < 10
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowUp")
+    assert states(page)[1] == ("김영희", "내국인이름", "accepted")  # arrows move the highlight, nothing else
+    page.keyboard.press("Escape")
+    assert page.is_hidden("#picker") and page.evaluate("() => document.activeElement.id") == "original"
+    assert states(page)[1] == ("김영희", "내국인이름", "accepted")
+    page.keyboard.press("l")
+    page.keyboard.type("외국인이름")
+    assert page.get_attribute("#picker-list li[aria-selected=true]", "data-label") == "외국인이름"
+    page.keyboard.press("Enter")
+    assert states(page)[1] == ("김영희", "외국인이름", "accepted")
+    assert page.evaluate("() => document.activeElement.id") == "original"
+    page.keyboard.press("n")
+    page.keyboard.press("r")  # the phone number stays
+    page.keyboard.press("/")  # find a missed place, select it, add it
+    page.keyboard.type("순천시")
+    page.keyboard.press("Enter")
+    assert page.evaluate("() => getSelection().toString()") == "순천시"
+    page.keyboard.press("e")
+    page.keyboard.type("행정시")
+    page.keyboard.press("Enter")
+    page.keyboard.press("/")
+    page.keyboard.press("Control+a")
+    page.keyboard.type("올림픽로")
+    page.keyboard.press("Enter")
+    for _ in range(4):  # the end of the selection four characters on: 올림픽로 300
+        page.keyboard.press("}")
+    page.keyboard.press("Shift+ArrowRight")
+    page.keyboard.press("Shift+ArrowLeft")
+    assert page.evaluate("() => getSelection().toString()") == "올림픽로 300"
+    page.keyboard.press("e")
+    page.keyboard.type("도로")
+    page.keyboard.press("Enter")
+    with page.expect_download() as download:
+        page.keyboard.press("d")  # re-applied first, then saved
+    (record,) = [json.loads(line) for line in Path(download.value.path()).read_text(encoding="utf-8").splitlines()]
+    at = text.index
+    assert record["spans"] == [[4, 7, "내국인이름"], [at("올림픽로"), at("올림픽로") + 8, "도로"],
+                               [at("김영희"), at("김영희") + 3, "외국인이름"], [at("홍길동은 순천"), at("홍길동은 순천") + 3, "내국인이름"],
+                               [at("순천시"), at("순천시") + 3, "행정시"]]  # fmt: skip
+    assert record["rejected"] == [[at("010"), at("010") + 13, "전화번호"]]
+    with page.expect_download() as download:
+        page.keyboard.press("D")
+    saved = Path(download.value.path()).read_text(encoding="utf-8")
+    expected = Deidentifier().apply(text, [ScoredSpan(s, e, label, 1.0, "reviewer") for s, e, label in record["spans"]])
+    assert saved == expected.text and "010-2345-6789" in saved and "순천시" not in saved and "올림픽로" not in saved
+
+
+@pytest.mark.parametrize("how", ["accept", "add"])
+def test_accepting_a_word_leaves_the_longer_words_alone(page, how: str) -> None:
+    """신호 accepted (a dashed possible miss) or added (found and selected by keys): the page says how many
+    occurrences re-applying will replace before it is done, and re-applied, 신호등 and 신호대기 stay."""
+    text = "신호등이 설치된 교차로에서 신호대기를 위하여 정차하였는데, 피고인은 신호를 무시하였다. 신호가 바뀌었다. 연락처 010-1111-2222."
+    at = text.index("신호를")
+    if how == "accept":
+        answer_with(page, suggestions=[mark_json(text, at, at + 2, "닉네임", "possible_miss")])
+    run_text(page, text)
+    if how == "accept":
+        page.keyboard.press("n")
+        assert states(page)[0] == ("신호", "닉네임", "suggested")
+        page.keyboard.press("a")
+    else:
+        page.keyboard.press("/")
+        page.keyboard.type("신호를")
+        page.keyboard.press("Enter")
+        page.keyboard.press("{")  # the end one character back: 신호
+        assert page.evaluate("() => getSelection().toString()") == "신호"
+        page.keyboard.press("e")
+        page.keyboard.type("닉네임")
+        page.keyboard.press("Enter")
+    assert states(page)[0] == ("신호", "닉네임", "added")
+    page.wait_for_selector("#status:has-text('re-applying will replace “신호” 2 time(s)')")
+    assert "(it occurs 4 times; inside longer words it stays)" in page.inner_text("#status")
+    assert page.inner_text("#output") == Deidentifier()(text).text  # nothing applied yet
+    page.keyboard.press("=")
+    page.wait_for_selector("#status:has-text('re-applied')")
+    assert "replaced where it stands as a word: “신호” 1 more" in page.inner_text("#status")  # and said so again
+    output = page.inner_text("#output")
+    assert output.startswith("신호등이 설치된 교차로에서 신호대기를 위하여 정차하였는데, 피고인은 A를 무시하였다. A가 바뀌었다.")
+    assert output.count("신호") == 2
+
+
+def test_a_click_selects_a_highlight_and_changes_nothing(page) -> None:
+    run_text(page, TEXT)
+    before = spans_of(page)
+    marks = page.locator("#original mark.span")
+    for i in (1, 0):
+        marks.nth(i).click()
+        assert page.evaluate("() => state.docs[0].cursor") == i and "cursor" in marks.nth(i).get_attribute("class")
+        assert page.inner_text("#current").startswith(marks.nth(i).inner_text())
+    assert spans_of(page) == before and page.is_hidden("#stale")  # no state, no check mark, nothing to re-apply
+
+    box = marks.nth(0).bounding_box()  # a drag that starts on a highlight selects text
+    page.mouse.move(box["x"] + 4, box["y"] + box["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] + 60, box["y"] + box["height"] / 2, steps=8)
+    page.mouse.up()
+    selected = page.evaluate("() => getSelection().toString()")
+    assert selected.startswith(("10-1234-5678로", "010-1234-5678로")), selected
+    assert spans_of(page) == before
+    page.keyboard.press("Escape")
+    marks.nth(0).click()
+    page.keyboard.press("r")  # the key decides
+    assert spans_of(page)[0]["state"] == "rejected" and [s["state"] for s in spans_of(page)[1:]] == ["accepted"]
+    page.keyboard.press("v")  # a selection by keys: one character after the span, then its end moves
+    for _ in range(3):
+        page.keyboard.press("Shift+ArrowRight")
+    assert page.evaluate("() => getSelection().toString()") == "로 전화"
+    page.keyboard.press("Escape")
+    assert page.evaluate("() => getSelection().isCollapsed") and spans_of(page)[1]["state"] == "accepted"
+
+
+def test_edges_absorb_a_dashed_mark_and_spans_of_one_label_merge(page) -> None:
+    """원시 widened over the dashed 동 absorbs it (nothing rejected first, nothing refused); 아파트 accepted beside
+    올림픽선수기자촌 of its label joins it: one entity, one letter."""
+    text = "피고인은 서울 원시동 123에 살고, 올림픽선수기자촌아파트 3동에 산다. 연락처 010-1111-2222."
+    town, flats = text.index("원시"), text.index("올림픽")
+    answer_with(page, spans=[mark_json(text, town, town + 2, "행정동"), mark_json(text, flats, flats + 8, "아파트")],
+                suggestions=[mark_json(text, town + 2, town + 3, "내국인이름", "possible_miss"),
+                             mark_json(text, flats + 8, flats + 11, "아파트", "possible_miss")])  # fmt: skip
+    run_text(page, text)
+    assert states(page) == [("원시", "행정동", "accepted"), ("동", "내국인이름", "suggested"),
+                            ("올림픽선수기자촌", "아파트", "accepted"), ("아파트", "아파트", "suggested"),
+                            ("010-1111-2222", "전화번호", "accepted")]  # fmt: skip
+    page.keyboard.press("n")
+    page.keyboard.press("}")  # the end over the dashed 동
+    assert states(page)[:2] == [("원시동", "행정동", "added"), ("올림픽선수기자촌", "아파트", "accepted")]
+    assert "absorbed 1 possible miss" in page.inner_text("#status")
+    page.keyboard.press("n")
+    page.keyboard.press("n")
+    assert page.inner_text("#current").startswith("아파트")
+    page.keyboard.press("a")
+    assert states(page) == [("원시동", "행정동", "added"), ("올림픽선수기자촌아파트", "아파트", "added"),
+                            ("010-1111-2222", "전화번호", "accepted")]  # fmt: skip
+    assert "merged with 1 span(s) of its label into one entity" in page.inner_text("#status")
+    page.keyboard.press("p")  # a span of another label in the way refuses, and changes nothing
+    for _ in range(11):
+        page.keyboard.press("}")
+    assert "that would overlap “올림픽선수기자촌아파트” (아파트)" in page.inner_text("#status")
+    assert states(page)[0] == ("원시동 123에 살고, ", "행정동", "added")  # touching it is fine
+    for _ in range(10):
+        page.keyboard.press("u")
+    assert states(page)[:2] == [("원시동", "행정동", "added"), ("올림픽선수기자촌아파트", "아파트", "added")]
+    page.keyboard.press("=")
+    page.wait_for_selector("#status:has-text('re-applied')")
+    assert page.inner_text("#output") == "피고인은 서울 A 123에 살고, B 3동에 산다. 연락처 C."
+
+
+def test_the_page_asks_before_discarding_a_review_and_says_which_input_it_reads(page, tmp_path: Path) -> None:
+    run_text(page, TEXT)
+    page.locator("#original mark.span").first.click()
+    page.keyboard.press("r")
+    asked: list[str] = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
+    page.click("#run")
+    page.wait_for_selector("#status:has-text('the current review is kept')")
+    assert "discard the current review (1 decision(s) in 1 document(s))" in asked[0]
+    assert spans_of(page)[0]["state"] == "rejected"
+
+    (tmp_path / "판결.txt").write_text("연락처 010-2345-6789", encoding="utf-8")
+    page.set_input_files("#files", [str(tmp_path / "판결.txt")])  # a file wins over the text box, visibly
+    assert page.is_disabled("#input") and "not the text box: 판결.txt" in page.inner_text("#source")
+    page.click("#files-clear")  # back to pasting
+    assert page.is_enabled("#input") and page.is_hidden("#source")
+    page.set_input_files("#files", [str(tmp_path / "판결.txt")])
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
+    page.click("#run")
+    page.wait_for_selector("#original mark.span:has-text('010-2345-6789')")
+    assert len(asked) == 2 and page.inner_text("#output") == "연락처 A"
+
+
+def test_badges_carry_one_short_spelling_per_label(page) -> None:
+    shorts = page.evaluate("() => [...state.shorts.entries()]")
+    assert len(shorts) > 600 and len({short for _, short in shorts}) == len(shorts)  # one spelling per label
+    assert all(len(short) <= 9 for _, short in shorts)
+    assert dict(shorts)["전화번호"] == "전화번호"
+    assert page.evaluate("() => shortLabels(['사건관계인특정정보']).get('사건관계인특정정보')") == "사건…정보"
+    run_text(page, TEXT)
+    page.keyboard.press("n")
+    page.keyboard.press("l")
+    page.keyboard.type("보이스피싱어플리케이션")
+    page.keyboard.press("Enter")
+    mark = page.locator("#original mark.span").first
+    assert mark.get_attribute("data-badge") == f"A {dict(shorts)['보이스피싱어플리케이션']} ✓"
+    assert len(dict(shorts)["보이스피싱어플리케이션"]) < len("보이스피싱어플리케이션")
+    assert mark.get_attribute("title").startswith("보이스피싱어플리케이션 · ")
+
+
 def test_the_review_survives_a_reload_and_can_be_forgotten(page) -> None:
     run_text(page, TEXT)
     page.locator("#original mark.span").first.click()
+    page.keyboard.press("r")
     select_text(page, NAME_AT, NAME_AT + 3)
     page.keyboard.press("e")
+    page.keyboard.press("Enter")
     before = spans_of(page)
     time.sleep(0.6)  # the store is written 300 ms after the last change
     page.reload()
@@ -403,6 +661,7 @@ def test_copy_puts_the_reviewed_text_on_the_clipboard(browser, recognizers) -> N
     page.wait_for_selector("#status:has-text('ready')")
     run_text(page, TEXT)
     page.locator("#original mark.span").first.click()  # a change not yet re-applied: copy re-applies first
+    page.keyboard.press("r")
     page.click("#copy")
     page.wait_for_selector("#status:has-text('copied')")
     copied = page.evaluate("() => navigator.clipboard.readText()")
@@ -483,6 +742,7 @@ def test_a_long_judgment_is_paged_and_clicks_touch_one_mark(browser, long_servic
     target = marks.nth(5)
     index = int(target.get_attribute("data-index"))
     target.click()
+    page.keyboard.press("r")
     assert page.evaluate(f"() => state.docs[0].spans[{index}].state") == "rejected"
     assert page.evaluate("() => document.querySelector('#original mark.span').keep") is True  # not re-rendered
     last = marks.nth(marks.count() - 1)
@@ -491,7 +751,8 @@ def test_a_long_judgment_is_paged_and_clicks_touch_one_mark(browser, long_servic
     page.keyboard.press("n")
     assert page.inner_text("#page-info").strip().startswith("page 4 of")
     assert page.evaluate("() => state.docs[0].cursor") == last_index + 1
-    assert page.evaluate("() => document.activeElement.dataset.index") == str(last_index + 1)
+    assert page.get_attribute("#original mark.cursor", "data-index") == str(last_index + 1)
+    assert page.evaluate("() => document.activeElement.id") == "original"  # the keys go on working
     context.close()
     assert not errors, errors
 

@@ -62,13 +62,15 @@ class RecipeOptions:
     head_nouns: Literal["inside", "corpus"] | None = None
     seed: int | None = None
 
-    def recipe(self, model: str | None) -> tuple[Recipe, str]:
-        """The recipe these options give with ``model``'s stored one, its paths found; and where it comes from."""
+    def recipe(self, model: str | None, verify: str | None = None) -> tuple[Recipe, str]:
+        """The recipe these options give with ``model``'s stored one (read once its signature verifies with
+        ``verify``, when given), its paths found; and where it comes from."""
         if self.config is not None:
             init_args = config_data_section(self.config).get("init_args") or {}
             base, source = Recipe.from_dict(init_args), self.config
             bases = [Path.cwd(), *Path(self.config).resolve().parents]
-        elif model is not None and Path(model).exists() and (stored := Artefact.open(model).recipe()) is not None:
+        elif (model is not None and Path(model).exists()
+              and (stored := Artefact.open(model, verify).recipe()) is not None):  # fmt: skip
             base, source = Recipe.from_dict(stored), model
             bases = [*([base.root] if base.root else []), Path.cwd(), *Path(model).resolve().parents]
         else:
@@ -137,7 +139,7 @@ def evaluate_command(
         raise ValueError("give exactly one of --model DIR_OR_CKPT and --recognizers_only true")
     if mentions not in ("seen", "unseen", "both"):
         raise ValueError(f"--mentions must be seen, unseen or both, got {mentions!r}")
-    settings, source = recipe.recipe(pipeline.model)
+    settings, source = recipe.recipe(pipeline.model, pipeline.verify)
     if mentions != "seen" and not settings.mention_holdout:
         raise ValueError(f"--mentions {mentions} needs a mention_holdout: the recipe of {source} has none"
                          " (--mention_holdout, the training data module's, e.g. 0.1)")  # fmt: skip

@@ -5,7 +5,14 @@ from __future__ import annotations
 from thunder.model.export import export_checkpoint
 
 
-def export_command(checkpoint: str, out: str, tokenizer: str | None = None, onnx: str | None = None) -> None:
+def export_command(
+    checkpoint: str,
+    out: str,
+    tokenizer: str | None = None,
+    onnx: str | None = None,
+    sign: str | None = None,
+    verify: str | None = None,
+) -> None:
     """Convert a Thunder checkpoint to a Hugging Face model directory (model, tokenizer, thunder.json).
 
     Args:
@@ -16,15 +23,22 @@ def export_command(checkpoint: str, out: str, tokenizer: str | None = None, onnx
         onnx: also write an ONNX graph of a token classifier for ONNX Runtime (``pip install 'thunder-deid[onnx]'``):
             ``int8`` (linear-layer weights in int8: the fastest on a CPU) or ``fp32``; ``thunder deid|serve|predict
             --model out`` then run it (``--runtime torch`` runs the safetensors weights instead).
+        sign: sign the export with this private key (PEM, elliptic curve; OpenSSF model-signing, ``pip install
+            'thunder-deid[sign]'``): out/model.sig covers every file, and ``--verify`` with the public key refuses
+            the export wherever a byte of it changed.
+        verify: refuse the checkpoint unless its signature verifies with this public key (PEM; CHECKPOINT.sig
+            beside a file, model.sig inside a directory), checked before it is read.
     """
     from thunder.model.inference import PRECISIONS
 
     if onnx is not None and onnx not in PRECISIONS:
         raise ValueError(f"--onnx must be one of {', '.join(PRECISIONS)}, got {onnx!r}")
-    from thunder.model import integrity
+    from thunder.model import integrity, signing
     from thunder.model.loader import Artefact
 
-    path = export_checkpoint(checkpoint, out, tokenizer)
+    if sign is not None:  # a key that cannot sign is refused before anything is written
+        signing.check_private_key(sign)
+    path = export_checkpoint(checkpoint, out, tokenizer, verify=verify)
     print(f"exported {checkpoint} to {path}")
     answers = Artefact.open(path).info().get("self_test")
     if answers is not None:
@@ -34,3 +48,5 @@ def export_command(checkpoint: str, out: str, tokenizer: str | None = None, onnx
 
         graph = write_onnx(path, onnx)
         print(f"wrote the ONNX graph {graph} ({onnx})")
+    if sign is not None:  # last: the signature covers every file, thunder.json and the ONNX graph included
+        print(f"signed {path}: {signing.sign(path, sign)}")

@@ -153,17 +153,23 @@ class Deidentifier:
 
     @classmethod
     def from_pretrained(
-        cls, path: str | Path, taxonomy: str | Path | None = None, runtime: str = "auto", **options: Any
+        cls,
+        path: str | Path,
+        taxonomy: str | Path | None = None,
+        runtime: str = "auto",
+        verify: str | Path | None = None,
+        **options: Any,
     ) -> "Deidentifier":
         """Load a model at ``path`` (an export directory, a ``.ckpt`` or a release directory: see
         :meth:`thunder.model.loader.Artefact.open`); an explicit ``taxonomy`` must be the one the model was trained
         with. ``operating_point`` defaults to the one stored with the model. ``runtime``: ``auto`` runs the export's
         ONNX graph when it has one, else PyTorch; ``torch`` or ``onnx`` choose
-        (:meth:`thunder.model.loader.Artefact.runtime`)."""
+        (:meth:`thunder.model.loader.Artefact.runtime`). ``verify``: a PEM public key the model's signature must
+        verify with before it is read (:mod:`thunder.model.signing`)."""
         from thunder.model.loader import Artefact
 
         taxonomy_ = Taxonomy.load(taxonomy) if taxonomy is not None else None
-        return cls.from_loaded(Artefact.open(path).classifier(taxonomy_, runtime=runtime), **options)
+        return cls.from_loaded(Artefact.open(path, verify=verify).classifier(taxonomy_, runtime=runtime), **options)
 
     @classmethod
     def from_loaded(cls, loaded: Any, **options: Any) -> "Deidentifier":
@@ -356,6 +362,8 @@ class PipelineOptions:
 
     Args:
         model: export directory or .ckpt of a trained Thunder model (None: the pattern recognizers alone).
+        verify: refuse the model unless its signature verifies with this public key (PEM; signed by ``thunder
+            export --sign``): every file unchanged, checked before the model is read.
         taxonomy: taxonomy file the model must have been trained with (default: the one stored with the model);
             without a model, the taxonomy the recognizers' labels are looked up in (default: the packaged one).
         recognizers: pattern recognizers by name, module.Class path or {class_path, init_args} (default: all
@@ -384,6 +392,7 @@ class PipelineOptions:
                                            "batch_size", "grow_threshold", "device", "runtime")  # fmt: skip
 
     model: str | None = None
+    verify: str | None = None
     taxonomy: str | None = None
     recognizers: list[str | dict] | None = None
     operator: str | dict = "placeholder"
@@ -404,10 +413,12 @@ class PipelineOptions:
                        device=self.device, policy=policy)  # fmt: skip
         taxonomy = Taxonomy.load(self.taxonomy) if self.taxonomy else None
         loaded = None
+        if self.verify is not None and self.model is None:
+            raise ValueError("--verify checks the signature of a --model: give --model")
         if self.model is not None:
             from thunder.model.loader import Artefact
 
-            loaded = Artefact.open(self.model).classifier(taxonomy, runtime=self.runtime)
+            loaded = Artefact.open(self.model, verify=self.verify).classifier(taxonomy, runtime=self.runtime)
         point = (loaded.operating_point if loaded else OperatingPoint()).given(self.threshold, self.grow_threshold)
         if loaded is not None:
             return Deidentifier.from_loaded(loaded, operating_point=point, **options)

@@ -10,7 +10,9 @@ A possible miss is one of (each switched off by a weight of 0 in :class:`TriageR
 
 - ``near_threshold``: characters left in whose token's identifier probability ``1 - P(O)`` came within
   ``near_margin`` (log-odds) of the threshold without passing it: at the default threshold 0.5 and margin 4.6, every
-  token above 0.01. Touching characters form one mark, labelled with the model's most likely entity type there.
+  token above 0.01. Touching characters form one mark, labelled with the model's most likely entity type there;
+  a run that is only particles, a lone syllable, or text the policy keeps (legal text, courts, kept officials, upper
+  address levels) is none: accepting it could only damage the text.
 - ``cut_word``: the rest of a word that a replaced span cuts (``증평송산지구칸타빌|아파트``, ``구|늑힌쳔``): the letters
   and digits touching the span, less the particles after it, labelled as the span; after a detected person name
   shorter than a full name (two syllables), the syllable after it even when it reads as a particle (``박갬|에``,
@@ -39,6 +41,7 @@ from typing import Any, ClassVar
 
 from thunder.deid.operators import entity_key
 from thunder.deid.pipeline import Deidentifier, DeidResult, DetectedSpan, find_keys
+from thunder.deid.protection import covered
 from thunder.documents.outputs import JsonlAppender, write_atomic
 from thunder.language.particles import PARTICLE_RUN
 from thunder.model.decoding import TokenPredictions, token_spans
@@ -201,6 +204,16 @@ def near_threshold(
     return runs
 
 
+def worth_a_look(text: str, start: int, end: int, protected: bytearray) -> bool:
+    """Whether a near-threshold run ``text[start:end]`` could be an identifier a reviewer would accept: not only
+    particles (``은``, ``와``), not text the policy keeps (legal text, courts, kept officials, upper address levels:
+    ``protected`` is :meth:`~thunder.deid.protection.Protection.coverage` of ``text``), not a lone Hangul syllable."""
+    core = text[start:end].strip()
+    if not core or PARTICLE_RUN.fullmatch(core) or covered(text, start, end, protected):
+        return False
+    return not (len(core) == 1 and _is_syllable(core))
+
+
 def cut_words(
     text: str,
     spans: Sequence[DetectedSpan],
@@ -323,8 +336,12 @@ class Triage:
         if floor is None or not prediction.scores:
             return []
         types = _token_types(prediction.types, label_set) if prediction.types else [None] * len(prediction.scores)
+        protection = self.deidentifier.protection
+        protected = protection.coverage(text) if protection else bytearray(len(text))
         marks = []
         for start, end, score, entity_type in near_threshold(text, prediction, types, replaced, floor, threshold):
+            if not worth_a_look(text, start, end, protected):
+                continue
             info = label_set.describe(entity_type) if entity_type is not None else None
             probability = rule.near_weight * min(1.0, score / threshold) ** rule.near_power
             marks.append(PossibleMiss(start, end, text[start:end], (info.label if info else None) or entity_type or "",

@@ -96,7 +96,7 @@ def _words() -> _Words:
         "ROLE_NUMBER": re.compile(
             rf"(?<![가-힣])(?P<role>{roles})\s{{0,12}}"
             rf"(?P<nums>\d{{1,3}}(?!\d|,\d{{3}})(?:\s?(?:,|및|과|와|내지|ㆍ|·)\s{{0,12}}\d{{1,3}}(?!\d|,\d{{3}}))*)"
-            rf"(?![\d.,]\d|\.\s|\.$|\)|{not_after}|\s?(?:호증|번지|내지\s*\d+호))"
+            rf"(?![\d.,]\d|\.\s|\.$|\)|{not_after}|\s?(?:호증|번지|내지\s*\d+호|%|퍼센트))"  # 피고 35%: a share
         ),
         # ``공소외 1``, ``소외 2``, ``청구외 3`` (``소외1`` too): the whole is the mark
         "NONPARTY_NUMBER": re.compile(

@@ -53,12 +53,18 @@ def check_new_directory(out: str | Path) -> Path:
     return out
 
 
-def export_checkpoint(checkpoint: str | Path, out: str | Path, tokenizer: str | Path | None = None) -> Path:
+def export_checkpoint(
+    checkpoint: str | Path, out: str | Path, tokenizer: str | Path | None = None, verify: str | Path | None = None
+) -> Path:
     """Write the Hugging Face directory of a MaskedLM / TokenClassifier checkpoint (file or sharded directory).
 
     ``tokenizer`` is needed only when the checkpoint stores none; one that differs from the stored one is refused.
+    ``verify``: a PEM public key the checkpoint's signature must verify with before it is read
+    (:meth:`~thunder.model.loader.Artefact.open`).
     """
     out = check_new_directory(out)
+    if verify is not None:
+        Artefact.open(checkpoint, verify=verify)
     data = read_checkpoint(checkpoint, allow_sharded=True)
     entry = thunder_entry(data, checkpoint)
     model = model_from_checkpoint(data, entry, checkpoint)

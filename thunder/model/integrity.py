@@ -10,8 +10,9 @@
   to match edited weights is still refused when it answers otherwise. ``thunder export`` says how many of the
   sentences' identifiers the model finds (:func:`detection_note`): a model switched off finds none.
 
-An artefact written before these were recorded loads with a warning; a signature (``cryptography``, not here) is
-what protects against someone who rewrites the fingerprint and the answers too.
+An artefact written before these were recorded loads with a warning; a signature (:mod:`thunder.model.signing`:
+``thunder export --sign``, ``--verify``) is what protects against someone who rewrites the fingerprint and the
+answers too.
 """
 
 from __future__ import annotations

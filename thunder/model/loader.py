@@ -16,6 +16,7 @@ tokenizer, label set and operating point, checked against each other), :meth:`Ar
 training from, :attr:`Artefact.task` and :meth:`Artefact.recipe` without loading weights. Nothing is unpickled at
 inference: ``.ckpt`` files are read with ``weights_only=True``, sharded checkpoints are read only to start training
 or to export (PyTorch's distributed-checkpoint metadata is pickled), names of stored files must be plain file names.
+``Artefact.open(path, verify=PUB)`` opens only an artefact whose signature (:mod:`thunder.model.signing`) verifies.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from transformers import (
 )
 
 from thunder.language.release_tokenizer import load_tokenizer
-from thunder.model import integrity
+from thunder.model import integrity, signing
 from thunder.model.decoding import OperatingPoint
 from thunder.model.inference import (
     PRECISIONS,
@@ -89,13 +90,17 @@ class Artefact:
     format: Format
 
     @classmethod
-    def open(cls, path: str | Path) -> Artefact:
-        """The artefact at ``path``, its format recognised (``FileNotFoundError`` when nothing is there)."""
+    def open(cls, path: str | Path, verify: str | Path | None = None) -> Artefact:
+        """The artefact at ``path``, its format recognised (``FileNotFoundError`` when nothing is there); with
+        ``verify`` (a PEM public key), only when its signature verifies, file for file, before anything of it is read
+        (:func:`thunder.model.signing.verify`; else :class:`~thunder.model.signing.SignatureError`)."""
         path = Path(path)
+        if not path.is_file() and not path.is_dir():
+            raise FileNotFoundError(f"model not found: {path}")
+        if verify is not None:
+            signing.verify(path, verify)
         if path.is_file():
             return cls(path, "checkpoint")
-        if not path.is_dir():
-            raise FileNotFoundError(f"model not found: {path}")
         if (path / "meta.pt").is_file():
             return cls(path, "sharded")
         if (path / EXPORT_FILE).exists():

@@ -9,7 +9,8 @@ const PAGE_CHARS = 3000;  // characters per page of the original: a long judgmen
 const SUGGESTED_SOURCES = new Set(["possible_miss"]);  // spans the server proposes but does not replace
 const STORE = "thunder-review";
 const UNDO_DEPTH = 100;
-const state = { docs: [], current: -1, known: new Map(), token: "", run: null, rate: null };
+const state = { docs: [], current: -1, known: new Map(), labels: [], shorts: new Map(), token: "", run: null,
+                rate: null, pending: null };  // pending: an every-occurrence key (A / R) waiting for its second press
 
 // ------------------------------------------------------------------------------------------------ helpers
 
@@ -107,6 +108,7 @@ async function deidentifyAll(items) {
   showDocList();
   select(0);
   save();
+  focusDocument();  // the keys work at once
   const suggested = state.docs.reduce((n, d) => n + undecided(d), 0);
   const spans = state.docs.reduce((n, d) => n + d.spans.length, 0) - suggested;
   setStatus(`${state.docs.length} document(s), ${spans} span(s)` +
@@ -208,11 +210,8 @@ function showSpan(index) {  // the page holding span `index`, then focus it
     markCursor();
   }
   renderInspector();
-  const mark = markOf(index);
-  if (mark) {
-    mark.focus({ preventScroll: true });
-    mark.scrollIntoView({ block: "nearest" });
-  }
+  focusDocument();
+  markOf(index)?.scrollIntoView({ block: "nearest" });
 }
 
 // ------------------------------------------------------------------------------------------------ rendering
@@ -225,10 +224,34 @@ function refresh() {
   renderEntities();
 }
 
-function badge(span) {
+function badge(span) {  // the short spelling of the label: a long category name would cover the text
   const letter = span.state === "rejected" ? "✗" : span.state === "suggested" ? "?" : span.placeholder || "+";
-  return `${letter} ${span.label}${span.checked && applied(span) ? " ✓" : ""}`;
+  return `${letter} ${shortLabel(span.label)}${span.checked && applied(span) ? " ✓" : ""}`;
 }
+
+function shortLabels(names) {
+  // One short spelling per label, the same on every badge: up to 5 characters as written, a longer one as its head
+  // and tail (사건관계인특정정보 → 사건…정보), longer where two labels would share a spelling.
+  const shorts = new Map();
+  const taken = new Set(names.filter((n) => Array.from(n).length <= 5));
+  for (const name of names) {
+    const c = Array.from(name);
+    if (shorts.has(name)) continue;
+    let short = name;
+    if (c.length > 5) {
+      for (const [head, tail] of [[2, 2], [3, 2], [2, 3], [3, 3], [4, 3], [4, 4]]) {
+        if (head + tail >= c.length - 1) break;
+        const candidate = `${c.slice(0, head).join("")}…${c.slice(c.length - tail).join("")}`;
+        if (!taken.has(candidate)) { short = candidate; break; }
+      }
+    }
+    taken.add(short);
+    shorts.set(name, short);
+  }
+  return shorts;
+}
+
+const shortLabel = (label) => state.shorts.get(label) ?? label;
 
 function paint(mark, span, index) {
   mark.className = `span ${span.state} source-${span.source}${index === doc().cursor ? " cursor" : ""}`;
@@ -249,7 +272,7 @@ function renderPage() {
     fragment.append(d.chars.slice(position, span.start).join(""));
     const mark = document.createElement("mark");
     mark.dataset.index = i;
-    mark.tabIndex = -1;
+    mark.id = `mark-${i}`;  // no tabindex: a drag that starts on a highlight must still select text
     mark.textContent = textOf(d, span);
     paint(mark, span, i);
     fragment.append(mark);
@@ -258,6 +281,7 @@ function renderPage() {
   fragment.append(d.chars.slice(position, end).join(""));
   view.replaceChildren(fragment);
   view.dataset.start = start;
+  markCursor();
   $("pager").hidden = count < 2;
   $("page-info").textContent = ` page ${d.page + 1} of ${count} `;
 }
@@ -266,9 +290,12 @@ function markOf(index) {
   return $("original").querySelector(`mark[data-index="${index}"]`);
 }
 
-function markCursor() {
+function markCursor() {  // the current span: framed, and the text's active descendant (the focus stays on the text)
   $("original").querySelector("mark.cursor")?.classList.remove("cursor");
-  markOf(doc().cursor)?.classList.add("cursor");
+  const mark = markOf(doc().cursor);
+  mark?.classList.add("cursor");
+  if (mark) $("original").setAttribute("aria-activedescendant", mark.id);
+  else $("original").removeAttribute("aria-activedescendant");
 }
 
 function repaint(indices) {  // only the marks that changed, not the page
@@ -285,11 +312,12 @@ function renderInspector() {
   for (const id of [...buttons, "relabel"]) $(id).disabled = !span;
   if (!span) {
     $("current").textContent = d.spans.length ? "no span selected (n: next)" : "no spans";
+    $("relabel").textContent = "Relabel…";
     return;
   }
   const occurrences = mentionsOf(d, d.cursor).length;
-  $("current").textContent = `${textOf(d, span)} · ${span.state} · ${span.source}`;
-  $("relabel").value = span.label;
+  $("current").textContent = `${textOf(d, span)} · ${span.label} · ${span.state} · ${span.source}`;
+  $("relabel").textContent = `Relabel ${occurrences > 1 ? `all ${occurrences} ` : ""}(${span.label})…`;
   $("accept-all").textContent = `Accept all ${occurrences}`;
   $("reject-all").textContent = `Reject all ${occurrences}`;
 }
@@ -362,6 +390,7 @@ function renderEntities() {  // only while the table is open, at most every 200 
 
 function remember() {  // before every change: what undo restores
   const d = doc();
+  cancelSpread();  // a preview of an earlier change no longer speaks
   d.undo.push({ spans: d.spans.map((s) => ({ ...s })), output: d.output, dirty: d.dirty, cursor: d.cursor });
   if (d.undo.length > UNDO_DEPTH) d.undo.shift();
 }
@@ -398,6 +427,50 @@ function decided(span, target) {
   return span.source === "reviewer" ? "added" : "accepted";
 }
 
+function rollback() {  // an edit refused after remember(): as it was, and no undo step for it
+  const d = doc();
+  const last = d.undo.pop();
+  d.spans = last.spans;
+  d.cursor = last.cursor;
+}
+
+function settle(d, span, strict) {
+  // `span` (in d.spans) has its new offsets: spans of its label that it overlaps or touches merge into it (one
+  // entity: 올림픽선수기자촌 + 아파트), possible misses and rejected spans under it give way (the dashed 동 of 원시동
+  // is absorbed, a part outside it stays). Strict: a kept span of another label under it refuses the edit (a message,
+  // nothing changed). Returns the message or {merged, absorbed}.
+  const overlaps = (s) => s.start < span.end && span.start < s.end;
+  const blocking = d.spans.find((s) => s !== span && applied(s) && s.label !== span.label && overlaps(s));
+  if (strict && blocking) {
+    return `that would overlap “${textOf(d, blocking)}” (${blocking.label}): reject or relabel it first`;
+  }
+  const merged = d.spans.filter((s) => s !== span && applied(s) && s.label === span.label &&
+                                       s.start <= span.end && span.start <= s.end);
+  for (const s of merged) Object.assign(span, { start: Math.min(span.start, s.start), end: Math.max(span.end, s.end) });
+  let absorbed = 0;
+  const kept = [];
+  for (const s of d.spans) {
+    if (merged.includes(s)) continue;
+    if (s === span || applied(s) || !overlaps(s)) {
+      kept.push(s);
+      continue;
+    }
+    absorbed++;
+    for (const [start, end] of [[s.start, span.start], [span.end, s.end]]) {  // the parts outside it stay
+      if (end > start && d.chars.slice(start, end).join("").trim()) kept.push({ ...s, start, end });
+    }
+  }
+  d.spans = kept.sort((a, b) => a.start - b.start);
+  if (merged.length) Object.assign(span, { source: "reviewer", state: "added", checked: true, score: 1.0 });
+  d.cursor = d.spans.indexOf(span);
+  return { merged: merged.length, absorbed };
+}
+
+function settled({ merged, absorbed }) {
+  return (merged ? `; merged with ${merged} span(s) of its label into one entity` : "") +
+         (absorbed ? `; absorbed ${absorbed} possible miss(es) or rejected span(s)` : "");
+}
+
 function setSpans(indices, target) {
   const d = doc();
   remember();
@@ -406,12 +479,26 @@ function setSpans(indices, target) {
     if (span.state === "suggested" && target !== "rejected") span.source = "reviewer";  // accepted: the reviewer's
     Object.assign(span, { state: decided(span, target), checked: true });
   }
-  changed(indices);
+  if (indices.length !== 1 || target === "rejected") {
+    changed(indices);
+    return "";
+  }
+  const span = d.spans[indices[0]];
+  const result = settle(d, span, false);  // one span accepted beside a span of its label: one entity
+  if (result.merged || result.absorbed) changed(); else changed(indices);
+  previewSpread(d, span, `accepted “${textOf(d, span)}”${settled(result)}`);
+  return settled(result);
 }
 
 function setCurrent(target) {
   const d = doc();
-  if (d.spans[d.cursor]) setSpans([d.cursor], target);
+  const span = d.spans[d.cursor];
+  if (!span) return;
+  const text = textOf(d, span);
+  const note = setSpans([d.cursor], target);
+  if (target === "rejected") setStatus(`rejected “${text}”`);
+  else setStatus(`accepted “${textOf(d, d.spans[d.cursor])}”${note}`);
+  focusDocument();
 }
 
 function setEntity(index, target) {
@@ -420,11 +507,35 @@ function setEntity(index, target) {
   setStatus(`${target === "rejected" ? "rejected" : "accepted"} ${indices.length} occurrence(s)`);
 }
 
-function toggle(index) {
+function everyOccurrence(target, key) {  // A / R: the count first, the second press decides
+  const d = doc();
+  if (!d.spans[d.cursor]) return;
+  const indices = mentionsOf(d, d.cursor);
+  const pending = state.pending;
+  state.pending = null;
+  if (indices.length > 1 && !(pending && pending.key === key && pending.span === d.spans[d.cursor])) {
+    state.pending = { key, span: d.spans[d.cursor] };
+    return setStatus(`${target === "rejected" ? "reject" : "accept"} all ${indices.length} occurrences of ` +
+                     `“${textOf(d, d.spans[d.cursor])}”? press ${key} again to do it, any other key cancels`);
+  }
+  setEntity(d.cursor, target);
+}
+
+function toggle(index) {  // Enter / Space on a highlight
   const d = doc();
   d.cursor = index;
   markCursor();
-  setSpans([index], applied(d.spans[index]) ? "rejected" : "accepted");  // a suggestion is accepted by a click
+  setCurrent(applied(d.spans[index]) ? "rejected" : "accepted");  // a suggestion is accepted
+}
+
+function selectSpan(index) {  // a click: the highlight becomes the current span; its state stays as it is
+  const d = doc();
+  d.cursor = index;
+  markCursor();
+  renderInspector();
+  const span = d.spans[index];
+  setStatus(`“${textOf(d, span)}” ${span.label} · ${span.state}: a accept · r reject · l relabel · [ ] { } edges`);
+  focusDocument();
 }
 
 function relabel(label) {
@@ -437,67 +548,317 @@ function relabel(label) {
     Object.assign(d.spans[i], { label, category: info.category ?? null, tier1: info.tier1 ?? null, checked: true });
   }
   changed(indices);
+  renderLegend();
   setStatus(`relabelled ${indices.length} occurrence(s) as ${label}`);
 }
 
-function overlapsAnother(d, index, start, end, yielding = ["rejected"]) {  // spans in a yielding state give way
-  return d.spans.some((s, i) => i !== index && !yielding.includes(s.state) && s.start < end && start < s.end);
-}
-
-function move(edge, step) {  // edge "start" or "end", step -1 / +1 code point
+function move(edge, step) {  // edge "start" or "end", step -1 / +1 code point; a text selection takes it first
+  if (moveSelection(edge, step)) return;
   const d = doc();
   const span = d.spans[d.cursor];
   if (!span) return;
   const start = span.start + (edge === "start" ? step : 0);
   const end = span.end + (edge === "end" ? step : 0);
   if (start < 0 || end > d.chars.length || end <= start) return setStatus("a span keeps at least one character", true);
-  if (overlapsAnother(d, d.cursor, start, end)) return setStatus("that would overlap another span", true);
   remember();
-  Object.assign(span, { start, end, source: "reviewer", state: "added", checked: true, score: 1.0 });
+  Object.assign(span, { start, end });
+  const result = settle(d, span, true);
+  if (typeof result === "string") {
+    rollback();
+    return setStatus(result, true);
+  }
+  Object.assign(span, { source: "reviewer", state: "added", checked: true, score: 1.0 });
   changed();
-  markOf(d.cursor)?.focus({ preventScroll: true });
+  renderLegend();
+  focusDocument();
+  setStatus(`“${textOf(d, span)}” (${span.label})${settled(result)}`);
 }
 
-function selectionRange() {
+// ------------------------------------------------------------------------------------------------ text selection
+
+function pointOf(root, node, at) {  // code points from the start of the document to a DOM position in #original
+  const before = document.createRange();
+  before.selectNodeContents(root);
+  before.setEnd(node, at);
+  return Number(root.dataset.start) + Array.from(before.toString()).length;
+}
+
+function selectionRange(collapsed = false) {  // [start, end) of the selection in #original, or null
   const selection = window.getSelection();
   const root = $("original");
-  if (!selection.rangeCount || selection.isCollapsed) return null;
+  if (!selection.rangeCount || (selection.isCollapsed && !collapsed)) return null;
   const range = selection.getRangeAt(0);
   if (!root.contains(range.startContainer) || !root.contains(range.endContainer)) return null;
-  const offset = (node, at) => {
-    const before = document.createRange();
-    before.selectNodeContents(root);
-    before.setEnd(node, at);
-    return Array.from(before.toString()).length;
-  };
-  const base = Number(root.dataset.start);
-  return [base + offset(range.startContainer, range.startOffset), base + offset(range.endContainer, range.endOffset)];
+  return [pointOf(root, range.startContainer, range.startOffset), pointOf(root, range.endContainer, range.endOffset)];
 }
 
-function addSelected() {
+function selectPoints(start, end) {  // select code points [start, end) of the document, on the page holding start
+  const d = doc();
+  const starts = pages(d);
+  let page = 0;
+  while (page + 1 < starts.length && starts[page + 1] <= start) page++;
+  if (page !== d.page) {
+    d.page = page;
+    renderPage();
+  }
+  end = Math.min(end, starts[page + 1] ?? d.chars.length);
+  const root = $("original");
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  const range = document.createRange();
+  let seen = Number(root.dataset.start), node, started = false;
+  while ((node = walker.nextNode())) {
+    const points = Array.from(node.data), last = seen + points.length;
+    const at = (k) => points.slice(0, k - seen).join("").length;
+    if (!started && start < last) {
+      range.setStart(node, at(start));
+      started = true;
+    }
+    if (started && end <= last) {
+      range.setEnd(node, at(end));
+      break;
+    }
+    seen = last;
+  }
+  if (!document.activeElement?.closest?.("#original")) $("original").focus({ preventScroll: true });
+  const selection = window.getSelection();
+  selection.removeAllRanges();
+  selection.addRange(range);
+  range.startContainer.parentElement?.scrollIntoView({ block: "nearest" });
+  setStatus(`selected “${d.chars.slice(start, end).join("")}”: e adds it · [ ] { } or Shift+←/→ move its edges · ` +
+            "Escape drops it");
+}
+
+function moveSelection(edge, step) {  // the edge keys on a text selection; false where there is none
+  const found = selectionRange();
+  if (!found) return false;
+  let [start, end] = found;
+  if (edge === "start") start += step; else end += step;
+  if (start < 0 || end > doc().chars.length || end <= start) {
+    setStatus("a selection keeps at least one character", true);
+  } else {
+    selectPoints(start, end);
+  }
+  return true;
+}
+
+function startSelection() {  // v: one character at the caret (a click in the text), or just after the current span
+  const d = doc();
+  const caret = selectionRange(true);
+  const span = d.spans[d.cursor];
+  const inSpan = caret && span && span.start <= caret[0] && caret[0] < span.end;  // a click on it put the caret there
+  let start = caret && !inSpan ? caret[0] : span ? span.end : pageRange(d).start;
+  while (start < d.chars.length - 1 && /\s/.test(d.chars[start])) start++;
+  if (start >= d.chars.length) return setStatus("no text after the current span", true);
+  selectPoints(start, start + 1);
+}
+
+function openFinder() {
+  $("finder").hidden = false;
+  $("find").select();
+  $("find").focus();
+}
+
+function closeFinder() {
+  $("finder").hidden = true;
+  focusDocument();
+}
+
+function find(backward) {  // the next (previous) occurrence of the finder's text after (before) the selection
+  const d = doc();
+  const needle = $("find").value.trim();
+  if (!needle) return closeFinder();
+  const found = selectionRange();
+  const here = found || (d.spans[d.cursor] ? [d.spans[d.cursor].start, d.spans[d.cursor].end]
+                                          : [pageRange(d).start, pageRange(d).start]);
+  const units = (points) => d.chars.slice(0, points).join("").length;  // code points -> UTF-16 index
+  let at = backward ? d.text.lastIndexOf(needle, units(here[0]) - 1) : d.text.indexOf(needle, units(here[1]));
+  if (at < 0 || (backward && units(here[0]) === 0)) {  // wrap around
+    at = backward ? d.text.lastIndexOf(needle) : d.text.indexOf(needle);
+  }
+  $("finder").hidden = true;
+  if (at < 0) {
+    focusDocument();
+    return setStatus(`“${needle}” is not in this document`, true);
+  }
+  const start = Array.from(d.text.slice(0, at)).length;
+  $("original").focus({ preventScroll: true });
+  selectPoints(start, start + Array.from(needle).length);
+}
+
+function addSelected() {  // the button: the selection with the label of the toolbar's list
   const found = selectionRange();
   if (!found) return setStatus("select text in the original first", true);
-  let [start, end] = found;
+  addRange(found, $("label").value);
+}
+
+function addByKey() {  // e: the selection, with a label chosen in the searchable box
+  const found = selectionRange();
+  if (!found) return setStatus("select text first: / finds it, v starts a selection, or drag over it", true);
+  openPicker("add", found);
+}
+
+function addRange([start, end], label) {
   const d = doc();
   while (start < end && /\s/.test(d.chars[start])) start++;
   while (end > start && /\s/.test(d.chars[end - 1])) end--;
   if (start === end) return setStatus("select text in the original first", true);
-  if (overlapsAnother(d, -1, start, end, ["rejected", "suggested"])) {  // a possible miss gives way to the selection
-    return setStatus("the selection overlaps a span: reject that span first", true);
-  }
-  const label = $("label").value;
+  const inside = d.spans.find((s) => applied(s) && s.start <= start && end <= s.end);
+  if (inside) return setStatus(`“${textOf(d, inside)}” (${inside.label}) is a span already`, true);
   const info = state.known.get(label) || {};
   remember();
-  d.spans = d.spans.filter((s) => !(s.start < end && start < s.end));
   const span = spanOf({ start, end, label, category: info.category ?? null, tier1: info.tier1 ?? null,
                         placeholder: "", score: 1.0, source: "reviewer" }, "added", true);
   d.spans.push(span);
   d.spans.sort((a, b) => a.start - b.start);
-  d.cursor = d.spans.indexOf(span);
+  const result = settle(d, span, true);  // a possible miss or a rejected span gives way to the selection
+  if (typeof result === "string") {
+    rollback();
+    return setStatus(result.replace("that would overlap", "the selection overlaps"), true);
+  }
   window.getSelection().removeAllRanges();
   changed();
   renderLegend();
-  setStatus("span added; re-apply to update the de-identified text");
+  focusDocument();
+  previewSpread(d, span, `added “${textOf(d, span)}” as ${label}${settled(result)}`);
+  setStatus(`added “${textOf(d, span)}” as ${label}${settled(result)}; re-apply to update the de-identified text`);
+}
+
+let spreadAsked = 0, spreadTimer = null, spreadController = null;
+function cancelSpread() {
+  spreadAsked++;
+  clearTimeout(spreadTimer);
+  spreadController?.abort();
+  spreadController = null;
+}
+
+async function previewSpread(d, span, said) {
+  // Re-applying replaces an accepted text wherever it stands as a word (the server decides: 신호 accepted leaves
+  // 신호등 alone): where the text occurs more than once, ask the server, without changing anything, how many
+  // occurrences re-applying will replace, and say it before the clerk re-applies.
+  cancelSpread();
+  const asked = spreadAsked;
+  const text = textOf(d, span);
+  if (Array.from(text.replace(/\s+/g, "")).length < 2 || d.text.split(text).length - 1 < 2) return;
+  await new Promise((resolve) => { spreadTimer = setTimeout(resolve, 300); });  // keys pressed fast ask once
+  if (asked !== spreadAsked) return;
+  spreadController = new AbortController();
+  const spans = d.spans.filter(applied).map(({ start, end, label, score, source }) => ({ start, end, label, score,
+                                                                                          source }));
+  let result;
+  try {
+    result = await api("/v1/apply", { id: d.id, text: d.text, spans, operator: options().operator },
+                       spreadController.signal);
+  } catch (error) {
+    return;  // only a preview: re-apply reports any failure
+  }
+  if (asked !== spreadAsked || doc() !== d) return;  // another action since
+  const key = text.replace(/\s+/g, "");
+  const replaced = result.spans.filter((s) => s.text.replace(/\s+/g, "") === key).length;
+  const total = d.text.split(text).length - 1;
+  setStatus(`${said}; re-applying will replace “${text}” ${replaced} time(s)` +
+            (total > replaced ? ` (it occurs ${total} times; inside longer words it stays)` : ""));
+}
+
+// ------------------------------------------------------------------------------------------------ the label box
+
+const picker = { mode: null, range: null, items: [], active: 0 };
+
+function openPicker(mode, range = null) {  // l: relabel the current span; e: add the selection
+  const d = doc();
+  const span = d.spans[d.cursor];
+  if (mode === "relabel" && !span) return setStatus("no span selected (n: next)", true);
+  Object.assign(picker, { mode, range });
+  if (mode === "relabel") {
+    const count = mentionsOf(d, d.cursor).length;
+    $("picker-title").textContent = `relabel “${textOf(d, span)}” (${span.label}): Enter changes ` +
+                                    `${count} occurrence(s)`;
+  } else {
+    $("picker-title").textContent = `add “${d.chars.slice(range[0], range[1]).join("").trim()}” as`;
+  }
+  $("picker-filter").value = "";
+  $("picker").hidden = false;
+  renderPicker(mode === "relabel" ? span.label : $("label").value);
+  $("picker-filter").focus();
+}
+
+function renderPicker(keep = null) {
+  const query = $("picker-filter").value.trim().toLowerCase();
+  const rank = (l) => {  // the label typed in full first, then those starting with it, containing it, its category's
+    const name = l.name.toLowerCase();
+    return name === query ? 0 : name.startsWith(query) ? 1 : name.includes(query) ? 2 : 3;
+  };
+  picker.items = state.labels.filter((l) => !query || rank(l) < 3 || (l.category || "").toLowerCase().includes(query))
+                             .sort((a, b) => rank(a) - rank(b));  // stable: the taxonomy's order within a rank
+  const shown = picker.items;
+  picker.active = Math.max(0, shown.findIndex((l) => l.name === keep));
+  const list = $("picker-list");
+  list.replaceChildren(...shown.map((l, i) => {
+    const item = document.createElement("li");
+    item.id = `pick-${i}`;
+    item.setAttribute("role", "option");
+    item.dataset.label = l.name;
+    item.textContent = l.name;
+    const category = document.createElement("span");
+    category.className = "hint";
+    category.textContent = ` ${l.category || ""}`;
+    item.append(category);
+    item.addEventListener("mousedown", (event) => event.preventDefault());  // the filter keeps the focus
+    item.addEventListener("click", () => choose(i));
+    return item;
+  }));
+  $("picker-count").textContent = picker.items.length ? `${picker.items.length} label(s)` : "no label matches";
+  highlight(picker.active);
+}
+
+function highlight(index) {  // moves the highlight in the list only: nothing is applied before Enter
+  const items = $("picker-list").children;
+  if (!items.length) return;
+  picker.active = Math.max(0, Math.min(items.length - 1, index));
+  for (const item of items) item.setAttribute("aria-selected", "false");
+  items[picker.active].setAttribute("aria-selected", "true");
+  items[picker.active].scrollIntoView({ block: "nearest" });
+  $("picker-filter").setAttribute("aria-activedescendant", items[picker.active].id);
+}
+
+function choose(index) {
+  const item = $("picker-list").children[index];
+  if (!item) return setStatus("no label matches", true);
+  const { mode, range } = picker;
+  closePicker(false);
+  if (mode === "relabel") {
+    relabel(item.dataset.label);
+  } else {
+    $("label").value = item.dataset.label;
+    addRange(range, item.dataset.label);
+  }
+  focusDocument();
+}
+
+function closePicker(restore = true) {
+  const { mode, range } = picker;
+  $("picker").hidden = true;
+  picker.mode = null;
+  focusDocument();
+  if (restore && mode === "add") selectPoints(...range);  // Escape: the selection is still there
+}
+
+function onPickerKey(event) {
+  const moves = { ArrowDown: 1, ArrowUp: -1, PageDown: 10, PageUp: -10 };
+  if (event.key in moves) {
+    event.preventDefault();
+    highlight(picker.active + moves[event.key]);
+  } else if (event.key === "Enter") {
+    event.preventDefault();
+    choose(picker.active);
+  } else if (event.key === "Escape") {
+    event.preventDefault();
+    closePicker();
+    setStatus("nothing changed");
+  }
+}
+
+function focusDocument() {  // keys go to the document again (the text holds the focus, the current span is framed)
+  if (document.activeElement !== $("original")) $("original").focus({ preventScroll: true });
 }
 
 async function reapplyDoc(d) {
@@ -514,10 +875,20 @@ async function reapplyDoc(d) {
 async function reapply() {
   const d = doc();
   remember();
+  const counts = () => {
+    const found = new Map();
+    for (const s of d.spans.filter(applied)) found.set(textOf(d, s), (found.get(textOf(d, s)) || 0) + 1);
+    return found;
+  };
+  const before = counts();
   const overridden = await reapplyDoc(d);
   refresh();
   save();
+  const spread = [...counts()].filter(([text, n]) => n > (before.get(text) || 0))  // where the server spread a text
+                              .map(([text, n]) => `“${text}” ${n - (before.get(text) || 0)} more`);
   setStatus(`re-applied: ${d.spans.length - undecided(d)} span(s)` +
+            (spread.length ? `; replaced where it stands as a word: ${spread.slice(0, 5).join(", ")}` +
+                             (spread.length > 5 ? `, and ${spread.length - 5} more text(s)` : "") : "") +
             (overridden ? `; ${overridden} rejected span(s) replaced anyway because the same text is kept ` +
                           "elsewhere: reject every occurrence" : ""));
 }
@@ -670,33 +1041,49 @@ function step(direction) {
   showSpan(Math.max(0, Math.min(d.spans.length - 1, index + direction)));
 }
 
-const KEYS = {
+const KEYS = {  // the page's keys; index.html lists them, docs/serving.md too
   n: () => step(1), j: () => step(1), p: () => step(-1), k: () => step(-1),
   a: () => setCurrent("accepted"), r: () => setCurrent("rejected"), x: () => setCurrent("rejected"),
-  A: () => doc().spans[doc().cursor] && setEntity(doc().cursor, "accepted"),
-  R: () => doc().spans[doc().cursor] && setEntity(doc().cursor, "rejected"),
-  X: () => doc().spans[doc().cursor] && setEntity(doc().cursor, "rejected"),
-  e: addSelected, "+": addSelected, u: undo, l: () => $("relabel").focus(),
+  A: () => everyOccurrence("accepted", "A"), R: () => everyOccurrence("rejected", "R"),
+  X: () => everyOccurrence("rejected", "X"),
+  l: () => openPicker("relabel"), e: addByKey, "+": addByKey, "/": openFinder, v: startSelection, u: undo,
   "[": () => move("start", -1), "]": () => move("start", 1), "{": () => move("end", -1), "}": () => move("end", 1),
+  "=": guarded(reapply), d: guarded(downloadReviewedSpans), D: guarded(downloadText),
 };
 
 function onKey(event) {
   if (!doc() || $("review").hidden) return;
   const target = event.target;
   if (target.closest("input, textarea, select") || target.isContentEditable) return;
+  if (["Shift", "Control", "Alt", "Meta", "CapsLock"].includes(event.key)) return;
+  const pending = state.pending;
+  state.pending = null;  // A / R wait for their own key only
   if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "z") {
     event.preventDefault();
     return undo();
   }
   if (event.ctrlKey || event.metaKey || event.altKey) return;
-  if (target.matches?.("mark.span") && (event.key === "Enter" || event.key === " ")) {
+  if (event.shiftKey && (event.key === "ArrowLeft" || event.key === "ArrowRight")) {  // the end of the selection/span
     event.preventDefault();
-    toggle(Number(target.dataset.index));
+    return move("end", event.key === "ArrowLeft" ? -1 : 1);
+  }
+  if (event.key === "Escape") {
+    if (selectionRange()) setStatus("selection dropped");
+    else if (pending) setStatus("nothing changed");
+    window.getSelection().removeAllRanges();
+    return;
+  }
+  if ((event.key === "Enter" || event.key === " ") && (target === $("original") || target === document.body)) {
+    if (doc().spans[doc().cursor]) {  // on a button, Enter presses the button
+      event.preventDefault();
+      toggle(doc().cursor);
+    }
     return;
   }
   const action = KEYS[event.key];
   if (action) {
     event.preventDefault();
+    if (pending && pending.key === event.key) state.pending = pending;
     action();
   }
 }
@@ -709,7 +1096,10 @@ function guarded(action) {
 
 function fillLabels(data) {
   state.known = new Map([...data.labels, ...data.entity_types].map((l) => [l.name, l]));
-  for (const id of ["label", "relabel"]) {
+  const modelTypes = data.granularity && data.granularity !== "label" ? data.entity_types : [];
+  state.labels = [...new Map([...modelTypes, ...data.labels].map((l) => [l.name, l])).values()];  // the box's list
+  state.shorts = shortLabels(state.labels.map((l) => l.name));
+  for (const id of ["label"]) {
     const select = $(id);
     select.replaceChildren();
     if (data.granularity && data.granularity !== "label" && data.entity_types.length) {
@@ -741,9 +1131,31 @@ async function connect() {
   else setStatus("ready");
 }
 
+function reviewedSoFar() {  // decisions a new run would discard
+  return state.docs.reduce((n, d) => n + d.spans.filter((s) => s.checked).length, 0) ||
+         (state.docs.some((d) => d.undo.length) ? 1 : 0);
+}
+
+function showSource() {  // a chosen file is de-identified, not the text box: the page says so, and greys the box
+  const files = [...$("files").files];
+  $("input").disabled = files.length > 0;
+  $("source").hidden = !files.length;
+  $("source-text").textContent = files.length ? `de-identifying ${files.length} chosen file(s), not the text box: ` +
+                                                files.map((f) => f.name).join(", ") : "";
+}
+
+function downloadReviewedSpans() {
+  return reviewed(state.docs).then(downloadSpans);
+}
+
 function bind() {
   $("run").addEventListener("click", guarded(async () => {
     const files = $("files").files;
+    const decisions = reviewedSoFar();
+    if (decisions && !window.confirm(`De-identify again and discard the current review (${decisions} decision(s) ` +
+                                     `in ${state.docs.length} document(s))? Download it first to keep it.`)) {
+      return setStatus("the current review is kept");
+    }
     const [items, legacy] = files.length ? await readFiles(files) : [[["pasted", $("input").value]], []];
     if (!items.some(([, text]) => text.trim())) throw new Error("paste a judgment or choose files first");
     state.rate = (await api("/health")).batches.characters_per_second || state.rate;
@@ -756,13 +1168,42 @@ function bind() {
   $("undo").addEventListener("click", undo);
   $("reapply").addEventListener("click", guarded(reapply));
   $("download-text").addEventListener("click", guarded(downloadText));
-  $("download-spans").addEventListener("click", guarded(async () => { await reviewed(state.docs); downloadSpans(); }));
+  $("download-spans").addEventListener("click", guarded(downloadReviewedSpans));
   $("copy").addEventListener("click", guarded(copyOutput));
   $("accept").addEventListener("click", () => setCurrent("accepted"));
   $("reject").addEventListener("click", () => setCurrent("rejected"));
   $("accept-all").addEventListener("click", () => setEntity(doc().cursor, "accepted"));
   $("reject-all").addEventListener("click", () => setEntity(doc().cursor, "rejected"));
-  $("relabel").addEventListener("change", (event) => relabel(event.target.value));
+  $("relabel").addEventListener("click", () => openPicker("relabel"));
+  $("picker-filter").addEventListener("input", () => renderPicker());
+  $("picker-filter").addEventListener("keydown", onPickerKey);
+  $("picker").addEventListener("focusout", (event) => {  // a click elsewhere closes the box, changing nothing
+    if (!$("picker").hidden && !$("picker").contains(event.relatedTarget)) {
+      $("picker").hidden = true;
+      picker.mode = null;
+    }
+  });
+  $("find").addEventListener("keydown", (event) => {
+    if (event.key === "Enter") {
+      event.preventDefault();
+      find(event.shiftKey);
+    } else if (event.key === "Escape") {
+      event.preventDefault();
+      closeFinder();
+    }
+  });
+  $("files").addEventListener("change", showSource);
+  $("files-clear").addEventListener("click", () => {
+    $("files").value = "";
+    showSource();
+    $("input").focus();
+  });
+  $("input").addEventListener("keydown", (event) => {  // Ctrl+Enter in the text box: de-identify
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      $("run").click();
+    }
+  });
   for (const [id, edge, direction] of [["start-left", "start", -1], ["start-right", "start", 1],
                                        ["end-left", "end", -1], ["end-right", "end", 1]]) {
     $(id).addEventListener("click", () => move(edge, direction));
@@ -773,7 +1214,7 @@ function bind() {
   $("entity-filter").addEventListener("input", renderEntities);
   $("original").addEventListener("click", (event) => {  // one listener for every mark of the page
     const mark = event.target.closest("mark.span");
-    if (mark && window.getSelection().isCollapsed) toggle(Number(mark.dataset.index));
+    if (mark && window.getSelection().isCollapsed) selectSpan(Number(mark.dataset.index));  // a key decides
   });
   document.addEventListener("keydown", onKey);
   $("token-use").addEventListener("click", guarded(async () => {
@@ -785,6 +1226,7 @@ function bind() {
 
 document.addEventListener("DOMContentLoaded", () => {
   bind();
+  showSource();  // files the browser kept chosen across a reload
   state.token = sessionStorage.getItem(`${STORE}-token`) || "";
   guarded(connect)();
 });
