@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
 
@@ -93,3 +94,17 @@ def test_docs_name_no_path_of_a_development_machine() -> None:
     found = [f"{path.relative_to(ROOT)}: {match}" for path in markdown_files(ROOT)
              for match in re.findall(r"(?<![\w.])/(?:work|tmp|root|home)/\S*", path.read_text(encoding="utf-8"))]  # fmt: skip
     assert found == []
+
+
+def test_the_results_tables_are_generated_from_the_results_file() -> None:
+    """README.md and docs/results.md show exactly what docs/results.json holds (``tools/results.py render``)."""
+    spec = importlib.util.spec_from_file_location("results", ROOT / "tools" / "results.py")
+    results = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(results)
+    recorded = results.load()
+    assert recorded["measurements"], "docs/results.json records no measurement"
+    for path, which in results.TABLES.items():
+        text = path.read_text(encoding="utf-8")
+        assert results.render_into(text, results.render(recorded, which), path) == text, (
+            f"{path.name}: its results table differs from docs/results.json; run tools/results.py render"
+        )
