@@ -55,9 +55,12 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000, 5_000_000])
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--runtime", default="auto", choices=("auto", "torch", "onnx"))
+    parser.add_argument("--max-length", type=int, default=512, help="window length in tokens (the pipeline's default)")
+    parser.add_argument("--stride", type=int, default=128, help="tokens shared by consecutive windows")
     args = parser.parse_args()
     if args.model:
-        deid = Deidentifier.from_pretrained(args.model, runtime=args.runtime, batch_size=args.batch_size)
+        deid = Deidentifier.from_pretrained(args.model, runtime=args.runtime, batch_size=args.batch_size,
+                                            max_length=args.max_length, stride=args.stride)
     else:
         deid = Deidentifier(batch_size=args.batch_size)
     documents = demo_documents()

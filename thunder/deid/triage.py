@@ -9,8 +9,8 @@ review page, one key to accept), and ``thunder deid --review_queue`` ranks docum
 A possible miss is one of (each switched off by a weight of 0 in :class:`TriageRule`):
 
 - ``near_threshold``: characters left in whose token's identifier probability ``1 - P(O)`` came within
-  ``near_margin`` (log-odds) of the threshold without passing it: at the default threshold 0.5 and margin 4.6, every
-  token above 0.01. Touching characters form one mark, labelled with the model's most likely entity type there;
+  ``near_margin`` (log-odds) of the threshold without passing it: at the default threshold 0.5 and margin 2, every
+  token above 0.12. Touching characters form one mark, labelled with the model's most likely entity type there;
   a run that is only particles, a lone syllable, or text the policy keeps (legal text, courts, kept officials, upper
   address levels) is none: accepting it could only damage the text.
 - ``cut_word``: the rest of a word that a replaced span cuts (``증평송산지구칸타빌|아파트``, ``구|늑힌쳔``): the letters
@@ -64,7 +64,9 @@ class TriageRule:
 
     Args:
         near_margin: a token left in is a possible miss when its identifier probability lies within this many
-            log-odds (natural log) below the threshold: 4.6 means odds down to 1/100 of the threshold's (0: none).
+            log-odds (natural log) below the threshold: 2 means odds down to 1/7.4 of the threshold's (0: none).
+            On the validation split 2 covers half of the leaked mentions with a third of the marks of 4.6 (odds down
+            to 1/100), twice as many of them on a leak (docs/experiments/2026-12-04-legal-corpus.md).
         near_weight: probability that a near-threshold mark at the threshold is a leak.
         near_power: how fast that probability falls with the score: ``min(1, score / threshold) ** near_power``.
         cut_word_weight: probability that the rest of a cut word is a leak (0: no such marks).
@@ -80,7 +82,7 @@ class TriageRule:
 
     GROUP: ClassVar[str] = "advanced: triage"
 
-    near_margin: float = 4.6
+    near_margin: float = 2.0
     near_weight: float = 0.25
     near_power: float = 0.9
     cut_word_weight: float = 0.14
