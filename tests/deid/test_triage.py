@@ -17,7 +17,15 @@ from thunder.deid.pipeline import Deidentifier, TokenPredictions
 from thunder.deid.policy import PublicationPolicy
 from thunder.deid.protection import Protection
 from thunder.deid.recognizers.registry import ScoredSpan
-from thunder.deid.triage import PARTIAL_SUFFIX, ReviewQueue, Triage, TriagedResult, TriageRule, merge_marks, worth_a_look
+from thunder.deid.triage import (
+    PARTIAL_SUFFIX,
+    ReviewQueue,
+    Triage,
+    TriagedResult,
+    TriageRule,
+    merge_marks,
+    worth_a_look,
+)
 from thunder.evaluation import evaluate as ev
 from thunder.model.decoding import OperatingPoint
 from thunder.synthesis.synthesizer import EntitySpan, SynthesizedDocument
@@ -49,7 +57,7 @@ def marks(result: TriagedResult) -> list[tuple[str, str]]:
 
 
 @pytest.fixture(scope="module")
-def uncertain(tokenizer, label_set: LabelSet):  # noqa: F811
+def uncertain(tokenizer, label_set: LabelSet):
     """A context-free model: the tokens of 홍길동 score 1 - P(O) about 0.3 as a name, all others below 0.001."""
     text = "피고인 홍길동은 " + FILLER
     encoding = tokenizer.encode(text)
@@ -61,7 +69,7 @@ def uncertain(tokenizer, label_set: LabelSet):  # noqa: F811
     return text, model
 
 
-def test_a_name_left_in_near_the_threshold_is_a_possible_miss(uncertain, tokenizer, label_set: LabelSet) -> None:  # noqa: F811
+def test_a_name_left_in_near_the_threshold_is_a_possible_miss(uncertain, tokenizer, label_set: LabelSet) -> None:
     text, model = uncertain
     deid = Deidentifier(model, tokenizer, label_set, recognizers=[])
     result = Triage(deid)(text)
@@ -85,7 +93,7 @@ def test_a_name_left_in_near_the_threshold_is_a_possible_miss(uncertain, tokeniz
     assert result.text == low(text).text == text.replace("홍길동은", "A는") and result.suggestions == ()
 
 
-def test_triage_keeps_the_pipelines_spans_for_batches_and_windows(tokenizer, label_set: LabelSet) -> None:  # noqa: F811
+def test_triage_keeps_the_pipelines_spans_for_batches_and_windows(tokenizer, label_set: LabelSet) -> None:
     text = "".join(f"{i}번째 문장에서 피고인 홍길동은 {FILLER}" for i in range(6))
     encoding = tokenizer.encode(text)
     name = {i for i, (s, e) in zip(encoding.ids, encoding.offsets) if text[s:e] in "홍길동"}
