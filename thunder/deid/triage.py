@@ -338,10 +338,11 @@ class Triage:
         if floor is None or not prediction.scores:
             return []
         types = _token_types(prediction.types, label_set) if prediction.types else [None] * len(prediction.scores)
+        runs = near_threshold(text, prediction, types, replaced, floor, threshold)
         protection = self.deidentifier.protection
-        protected = protection.coverage(text) if protection else bytearray(len(text))
+        protected = protection.coverage(text) if protection and runs else bytearray(len(text))  # only when needed
         marks = []
-        for start, end, score, entity_type in near_threshold(text, prediction, types, replaced, floor, threshold):
+        for start, end, score, entity_type in runs:
             if not worth_a_look(text, start, end, protected):
                 continue
             info = label_set.describe(entity_type) if entity_type is not None else None
