@@ -225,5 +225,5 @@ def rerecord(export: Path) -> None:
     model = AutoModelForTokenClassification.from_pretrained(export).eval()
     point = OperatingPoint.from_dict(info.get("operating_point"))
     info |= integrity.record(model.state_dict(), TorchRuntime(model), load_tokenizer(export), point,
-                             info["label_set"], info["tokenizer"])  # fmt: skip
+                             info["label_set"], info["tokenizer"], info.get("windows"))  # fmt: skip
     (export / EXPORT_FILE).write_text(json.dumps(info, ensure_ascii=False), encoding="utf-8")

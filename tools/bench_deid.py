@@ -49,6 +49,7 @@ from pathlib import Path
 import torch
 
 from thunder.deid.pipeline import Deidentifier
+from thunder.language.tokenizer import Windows
 
 RUNTIMES = ("before", "torch", "bf16", "torch-int8", "compile", "onnx-fp32", "onnx-int8")
 
@@ -180,7 +181,7 @@ def stage_times(deid: Deidentifier, context, docs: list[str], batch_size: int) -
         marks = [time.perf_counter()]
         encodings = deid.tokenizer.encode_batch(texts)
         marks.append(time.perf_counter())
-        windows = deid.tokenizer.windows_of(encodings, deid.max_length, deid.stride)
+        windows = deid.tokenizer.windows_of(encodings, deid.windowing.max_length, deid.windowing.stride)
         marks.append(time.perf_counter())
         with context():
             outputs = forward_windows(deid.runtime, windows, deid.batch_size, deid.operating_point, deid.tokenizer.pad)
@@ -268,7 +269,7 @@ def memory_child(name: str, export: Path, docs: list[str], args: argparse.Namesp
         context = nullcontext
     else:
         deid, _, context = build_runtimes([name], *Artefact.open(export).classifier()[:3], export, args.device)[name]
-    deid.max_length, deid.stride, deid.batch_size = args.max_length, args.stride, 1
+    deid.windowing, deid.batch_size = Windows(args.max_length, args.stride), 1
     with context():
         for doc in docs:
             deid(doc)
@@ -357,7 +358,7 @@ def main(argv: list[str] | None = None) -> None:
             built = build_runtimes(args.runtimes, model, tokenizer, label_set, Path(work), args.device,
                                    args.model)
             for deid, _, _ in built.values():
-                deid.max_length, deid.stride = args.max_length, args.stride
+                deid.windowing = Windows(args.max_length, args.stride)
             for batch_size in args.batch_sizes:
                 bench(built, docs, batch_size, args.rounds, device)
             if args.memory:

@@ -55,8 +55,8 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000, 5_000_000])
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--runtime", default="auto", choices=("auto", "torch", "onnx"))
-    parser.add_argument("--max-length", type=int, default=512, help="window length in tokens (the pipeline's default)")
-    parser.add_argument("--stride", type=int, default=128, help="tokens shared by consecutive windows")
+    parser.add_argument("--max-length", type=int, help="window length in tokens (default: the model's training windows)")
+    parser.add_argument("--stride", type=int, help="tokens shared by consecutive windows (default: the model's)")
     args = parser.parse_args()
     if args.model:
         deid = Deidentifier.from_pretrained(args.model, runtime=args.runtime, batch_size=args.batch_size,
@@ -68,7 +68,7 @@ def main() -> None:
     demo = timed(deid, documents)
     demo_rate = sum(map(len, documents)) / demo["all"]
     print(f"model: {args.model or 'none (recognizers only)'}; runtime {deid.runtime.name if deid.runtime else '-'}; "
-          f"batch size {args.batch_size}")
+          f"batch size {args.batch_size}; windows of {deid.windowing.max_length} tokens with stride {deid.windowing.stride}")
     print(f"{'document':>24} {'seconds':>9} {'chars/s':>10} {'vs demo':>8} {'model s':>8} {'spans s':>8} {'apply s':>8}")
     print(f"{f'{len(documents)} demo judgments':>24} {demo['all']:9.2f} {demo_rate:10,.0f} {1:8.2f} "
           f"{demo['model']:8.2f} {demo['spans']:8.2f} {demo['apply']:8.2f}")

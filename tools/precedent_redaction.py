@@ -163,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--part", choices=PARTS, default="all", help="which records of a corpus with a held-out share")
     parser.add_argument("--threshold", type=float, default=PipelineOptions.threshold)
     parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--max-length", type=int, help="window length in tokens (default: the model's training windows)")
+    parser.add_argument("--stride", type=int, help="tokens shared by consecutive windows (default: the model's)")
     parser.add_argument("--top", type=int, default=40, help="most often replaced texts to list")
     parser.add_argument("--json", type=Path, help="write the figures to this file")
     args = parser.parse_args(argv)
@@ -171,7 +173,8 @@ def main(argv: list[str] | None = None) -> int:
         for record in records:
             if not isinstance(record.get("text"), str) or "kind" not in record:
                 raise ValueError(f"{record['_where']}: a record needs 'text' and 'kind'")
-        deidentifier = PipelineOptions(model=args.model, threshold=args.threshold, batch_size=args.batch_size).build()
+        deidentifier = PipelineOptions(model=args.model, threshold=args.threshold, batch_size=args.batch_size,
+                                       max_length=args.max_length, stride=args.stride).build()  # fmt: skip
     except (OSError, ValueError) as error:
         print(f"precedent_redaction: {error}", file=sys.stderr)
         return 2

@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     reference = None
     for stride in args.strides:
         deid = first if stride == args.strides[0] else PipelineOptions(model=args.model, stride=stride).build()
-        windows = len(deid.tokenizer.encode_windows(texts, deid.max_length, stride))
+        windows = len(deid.tokenizer.encode_windows(texts, deid.windowing.max_length, stride))
         started = time.perf_counter()
         predictions = [p for first in range(0, len(texts), deid.batch_size)
                        for p in deid.predict_tokens(texts[first : first + deid.batch_size])]  # fmt: skip

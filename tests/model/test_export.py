@@ -133,3 +133,57 @@ def test_the_operating_point_travels_with_the_model(tmp_path, tokenizer, label_s
     with pytest.warns(UserWarning, match="no fingerprint recorded"):
         old = Deidentifier.from_pretrained(export)
     assert old.operating_point == OperatingPoint(0.5, 0.1)
+
+
+def test_the_training_windows_travel_with_the_model(tmp_path, tokenizer, label_set) -> None:
+    """A model trained on windows of 64 tokens with a stride of 16 de-identifies with them from its checkpoint, its
+    export and ``thunder deid`` (issue 57); an explicit option wins, an edited stored window is refused, and a model
+    that stores none runs with 512/128."""
+    from thunder.deid.pipeline import Deidentifier, PipelineOptions
+    from thunder.language.tokenizer import Windows
+
+    data = RepeatedBatch(token_batch(tokenizer, label_set), tokenizer, label_set)
+    data.max_length, data.stride = 64, 16  # as DeIdDataModule keeps them
+    module = TokenClassifier(backbone="tiny", lr=1e-3)
+    fit = trainer(tmp_path, 1)
+    fit.fit(module, datamodule=data)
+    fit.save_checkpoint(tmp_path / "model.ckpt")
+    export = export_checkpoint(tmp_path / "model.ckpt", tmp_path / "export")
+    info = json.loads((export / "thunder.json").read_text(encoding="utf-8"))
+    assert info["windows"] == {"max_length": 64, "stride": 16}
+    for source in (export, tmp_path / "model.ckpt"):
+        assert Deidentifier.from_pretrained(source).windowing == Windows(64, 16)
+    assert Deidentifier.from_pretrained(export, max_length=32).windowing == Windows(32, 16)
+    assert PipelineOptions(model=str(export), stride=0).build().windowing == Windows(64, 0)
+    with pytest.raises(ValueError, match="stride"):
+        PipelineOptions(model=str(export), max_length=16).build()  # the stored stride no longer fits: refused
+
+    (tmp_path / "in.txt").write_text("피고인 홍길동은 피해자 김철수에게 전화하였다.\n" * 30, encoding="utf-8")
+    main(["deid", str(tmp_path / "in.txt"), "--model", str(export), "--out", str(tmp_path / "out")])
+    settings = json.loads((tmp_path / "out" / ".thunder-run.json").read_text(encoding="utf-8"))["settings"]
+    assert (settings["max_length"], settings["stride"]) == (64, 16)  # what the run used
+
+    (export / "thunder.json").write_text(json.dumps({**info, "windows": {"max_length": 8, "stride": 0}}), "utf-8")
+    with pytest.raises(ValueError, match="not the ones the model was written with"):
+        Deidentifier.from_pretrained(export)  # the fingerprint covers the windows
+    (export / "thunder.json").write_text(json.dumps({**info, "windows": {"max_length": 64}}), "utf-8")
+    with pytest.raises(ValueError, match="thunder.json: the stored windows"):
+        Deidentifier.from_pretrained(export)
+
+    plain = TokenClassifier(backbone="tiny", lr=1e-3)
+    fit = trainer(tmp_path / "plain", 1)
+    fit.fit(plain, datamodule=RepeatedBatch(token_batch(tokenizer, label_set), tokenizer, label_set))
+    fit.save_checkpoint(tmp_path / "plain.ckpt")
+    assert "windows" not in torch.load(tmp_path / "plain.ckpt", weights_only=True)["thunder"]
+    assert Deidentifier.from_pretrained(tmp_path / "plain.ckpt").windowing == Windows(512, 128)
+
+
+def test_windows_are_checked() -> None:
+    from thunder.language.tokenizer import Windows
+
+    assert Windows().given(stride=0) == Windows(512, 0) and Windows.from_dict(None) == Windows()
+    assert Windows.from_dict(Windows(256, 64).to_dict()) == Windows(256, 64)
+    for bad in ({"max_length": 2, "stride": 0}, {"max_length": 64, "stride": 62}, {"max_length": 64.5, "stride": 1},
+                {"max_length": 64, "stride": 1, "x": 1}, [64, 16]):  # fmt: skip
+        with pytest.raises(ValueError):
+            Windows.from_dict(bad)

@@ -60,7 +60,7 @@ from thunder.deid.recognizers.registry import Recognizer, ScoredSpan, load_recog
 from thunder.documents.annotation import placeholder_sequence
 from thunder.language.legal import official_names
 from thunder.language.particles import fix_particle
-from thunder.language.tokenizer import check_windows
+from thunder.language.tokenizer import Windows
 from thunder.model.decoding import OperatingPoint, TokenPredictions, aggregate
 from thunder.model.inference import Progress, Runtime, TorchRuntime, check_device, predict_windows
 from thunder.taxonomy import TIER1, Taxonomy
@@ -120,8 +120,8 @@ class Deidentifier:
         recognizers: Sequence[str | dict | Recognizer] | None = None,
         operator: OperatorSpec = "placeholder",
         operators: Mapping[str, OperatorSpec] | None = None,
-        max_length: int = 512,
-        stride: int = 128,
+        max_length: int | None = None,
+        stride: int | None = None,
         batch_size: int = 8,
         device: str | None = None,
         operating_point: OperatingPoint | None = None,
@@ -132,7 +132,7 @@ class Deidentifier:
         if model is not None and (tokenizer is None or label_set is None):
             raise ValueError("a model needs its tokenizer and label_set")
         check_device(device)
-        check_windows(max_length, stride)
+        self.windowing = Windows().given(max_length, stride)  # how documents are cut into model inputs
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a whole number of at least 1, got {batch_size!r}")
         self.operating_point = operating_point or OperatingPoint()
@@ -143,7 +143,7 @@ class Deidentifier:
         self.recognizers = load_recognizers(recognizers, taxonomy=self.taxonomy)  # labels from the taxonomy
         self.operators = OperatorChoice(operator, operators, self.taxonomy)
         self.operators.check(self.taxonomy.labels, self.taxonomy.categories, TIER1)
-        self.max_length, self.stride, self.batch_size = max_length, stride, batch_size
+        self.batch_size = batch_size
         self.progress: Progress | None = None  # hears of each pass of the model (a long document's progress)
         if model is not None:
             if device is not None:
@@ -173,9 +173,11 @@ class Deidentifier:
 
     @classmethod
     def from_loaded(cls, loaded: Any, **options: Any) -> "Deidentifier":
-        """A de-identifier over a :class:`~thunder.model.loader.LoadedModel`, at its operating point unless
-        ``operating_point`` is given."""
+        """A de-identifier over a :class:`~thunder.model.loader.LoadedModel`, at its operating point and with the
+        windows it was trained on unless ``operating_point``, ``max_length`` or ``stride`` are given."""
         options.setdefault("operating_point", loaded.operating_point)
+        windows = loaded.windows.given(options.pop("max_length", None), options.pop("stride", None))
+        options.update(max_length=windows.max_length, stride=windows.stride)
         return cls(loaded.model, loaded.tokenizer, loaded.label_set, runtime=loaded.runtime, **options)
 
     def at(self, operating_point: OperatingPoint | None = None, operator: OperatorSpec | None = None) -> "Deidentifier":
@@ -214,7 +216,7 @@ class Deidentifier:
 
     def windows(self, texts: Sequence[str]) -> list:
         """Overlapping windows of every document (``Window.doc`` = index in ``texts``)."""
-        return self.tokenizer.encode_windows(list(texts), self.max_length, self.stride)
+        return self.tokenizer.encode_windows(list(texts), self.windowing.max_length, self.windowing.stride)
 
     def forward(self, windows: Sequence, n_docs: int) -> list[TokenPredictions]:
         """The model's step over the windows of ``n_docs`` documents (:func:`thunder.model.inference.predict_windows`),
@@ -227,7 +229,7 @@ class Deidentifier:
         if self.model is None:
             return [TokenPredictions([]) for _ in texts]
         encodings = self.tokenizer.encode_batch(list(texts))
-        windows = self.tokenizer.windows_of(encodings, self.max_length, self.stride)
+        windows = self.tokenizer.windows_of(encodings, self.windowing.max_length, self.windowing.stride)
         predictions = self.forward(windows, len(texts))
         for prediction, encoding in zip(predictions, encodings):
             prediction.morphemes = encoding.morphemes  # Mecab ran once per document
@@ -372,8 +374,10 @@ class PipelineOptions:
             module.Class path or {class_path, init_args}.
         operators: another operator per label, category or tier 1 (direct / quasi), e.g.
             {"주소": "mask", "direct": "placeholder"}; the most specific match wins.
-        max_length: window length in tokens, special tokens included.
-        stride: tokens shared by consecutive windows.
+        max_length: window length in tokens, special tokens included. Default: the length the model was trained on
+            (stored with it; 512 for a model that stores none).
+        stride: tokens shared by consecutive windows. Default: the model's training stride (128 for a model that
+            stores none).
         batch_size: windows per forward pass (and documents per pipeline call).
         threshold: a token is an identifier when the model's 1 - P(O) exceeds this (lower: fewer leaks, more
             over-redaction). Default: the threshold the model was validated at (stored with it; 0.5 for a model
@@ -397,8 +401,8 @@ class PipelineOptions:
     recognizers: list[str | dict] | None = None
     operator: str | dict = "placeholder"
     operators: dict[str, str | dict] | None = None
-    max_length: int = 512
-    stride: int = 128
+    max_length: int | None = None
+    stride: int | None = None
     batch_size: int = 8
     threshold: float | None = None
     grow_threshold: float | Literal["off"] | None = None

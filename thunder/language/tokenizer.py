@@ -40,7 +40,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
@@ -107,6 +107,41 @@ def check_windows(max_length: int, stride: int) -> None:
             f"stride (tokens shared by consecutive windows) must be >= 0 and < max_length - 2 = {max_length - 2},"
             f" got stride={stride}"
         )
+
+
+@dataclass(frozen=True)
+class Windows:
+    """How a document is cut into model inputs: ``max_length`` ids per window (special tokens included), ``stride``
+    tokens shared by consecutive windows. A token classifier stores the windows it was trained on (``windows`` in its
+    checkpoint and export) and de-identifies with them unless told otherwise; one that stores none gets these
+    defaults."""
+
+    max_length: int = 512
+    stride: int = 128
+
+    def __post_init__(self) -> None:
+        for name in ("max_length", "stride"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"{name} must be a whole number, got {value!r}")
+        check_windows(self.max_length, self.stride)
+
+    def given(self, max_length: int | None = None, stride: int | None = None) -> Windows:
+        """These windows with what a user gave (None: this one's), checked like any other."""
+        return Windows(self.max_length if max_length is None else max_length, self.stride if stride is None else stride)
+
+    def to_dict(self) -> dict[str, int]:
+        """JSON-ready form stored in checkpoints and exports."""
+        return {"max_length": self.max_length, "stride": self.stride}
+
+    @classmethod
+    def from_dict(cls, stored: Mapping[str, Any] | None) -> Windows:
+        """The stored windows (``None``: a model that stores none: the defaults)."""
+        if stored is None:
+            return cls()
+        if not isinstance(stored, Mapping) or set(stored) != {"max_length", "stride"}:
+            raise ValueError(f"the stored windows {stored!r} are not {{max_length, stride}}")
+        return cls(**stored)
 
 
 def window_ranges(n_tokens: int, max_length: int = 512, stride: int = 128) -> list[tuple[int, int, int, int]]:

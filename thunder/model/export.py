@@ -4,7 +4,7 @@ export's model added to it (``thunder export --onnx``, :func:`write_onnx`).
 
 An export directory holds a ``save_pretrained`` model (safetensors; ``config.json`` with ``id2label``), the tokenizer
 files and ``thunder.json`` (:data:`~thunder.model.loader.EXPORT_FORMAT`: task, tokenizer fingerprint, label set with
-its taxonomy, operating point, recipe); :meth:`thunder.model.loader.Artefact.open` reads it back.
+its taxonomy, operating point, training windows, recipe); :meth:`thunder.model.loader.Artefact.open` reads it back.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def export_checkpoint(
         point = OperatingPoint.from_dict(entry.get("operating_point"))
         integrity.verify(model_state(data), TorchRuntime(model), tok, point, (entry["label_set"],
                          entry.get("tokenizer_fingerprint")), entry, integrity.SCORE_TOLERANCE, checkpoint)  # fmt: skip
-    info: dict[str, Any] = {"operating_point": entry["operating_point"]} if "operating_point" in entry else {}
+    info: dict[str, Any] = {key: entry[key] for key in ("operating_point", "windows") if key in entry}
     recipe = checkpoint_recipe(data)
     if recipe:
         info["recipe"] = recipe
@@ -99,7 +99,8 @@ def write_export(
         point = OperatingPoint.from_dict(info.get("operating_point"))
         model = model.float().eval()  # as it is loaded again
         description |= integrity.record(model.state_dict(), TorchRuntime(model), tokenizer, point,
-                                        description["label_set"], description["tokenizer"])  # fmt: skip
+                                        description["label_set"], description["tokenizer"],
+                                        info.get("windows"))  # fmt: skip
     model.save_pretrained(out, safe_serialization=True)
     tokenizer.save_pretrained(out)
     text = json.dumps({**description, **info}, ensure_ascii=False, indent=2) + "\n"

@@ -1,8 +1,8 @@
 """A model is what it claims, or it does not run: finite weights, a fingerprint over every part, a known-answer test.
 
 - :func:`check_finite`: every floating-point weight is finite (a NaN or infinite bias switches a classifier off);
-- :func:`fingerprint`: one SHA-256 over the weights (names, dtypes, shapes, bytes), the operating point, the label set
-  and the tokenizer's fingerprint, written into checkpoints (``checkpoint["thunder"]["fingerprint"]``) and exports
+- :func:`fingerprint`: one SHA-256 over the weights (names, dtypes, shapes, bytes), the operating point, the label set,
+  the tokenizer's fingerprint and the windows the model was trained on (when it stores them), written into checkpoints (``checkpoint["thunder"]["fingerprint"]``) and exports
   (``thunder.json``) and compared at load: an edited threshold or flipped bytes are refused;
 - :func:`self_test`: the model's token tags and scores on the packaged sentences of
   ``resources/model/self_test.jsonl`` at the stored operating point, recorded beside the fingerprint when the model
@@ -52,9 +52,11 @@ def fingerprint(
     operating_point: Mapping[str, Any] | None,
     label_set: Mapping[str, Any] | None,
     tokenizer: Mapping[str, Any] | None,
+    windows: Mapping[str, Any] | None = None,
 ) -> str | None:
-    """The SHA-256 over the weights in name order and the other parts as canonical JSON; None for sharded weights
-    (a training run's local shards: the export computes it)."""
+    """The SHA-256 over the weights in name order and the other parts as canonical JSON (``windows`` only when the
+    model stores them, so models written before keep theirs); None for sharded weights (a training run's local
+    shards: the export computes it)."""
     digest = hashlib.sha256()
     for name in sorted(state):
         tensor = state[name]
@@ -64,6 +66,8 @@ def fingerprint(
         digest.update(json.dumps([name, str(data.dtype), list(data.shape)]).encode())
         digest.update(data.view(torch.uint8).numpy().tobytes() if data.numel() else b"")
     parts = {"operating_point": operating_point, "label_set": label_set, "tokenizer": tokenizer}
+    if windows is not None:
+        parts["windows"] = windows
     digest.update(json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode())
     return digest.hexdigest()
 
@@ -159,20 +163,22 @@ def verify(
     source: Any,
 ) -> dict[str, Any]:
     """Every check above for a model being loaded: finite weights, the fingerprint over ``state`` and ``parts``
-    (label set, tokenizer fingerprint) against ``stored["fingerprint"]``, the self-test answers against
-    ``stored["self_test"]``; the answers found."""
+    (label set, tokenizer fingerprint) and the stored windows against ``stored["fingerprint"]``, the self-test answers
+    against ``stored["self_test"]``; the answers found."""
     check_finite(state, source)
     label_set, tokenizer_print = parts
-    check_fingerprint(stored.get("fingerprint"), fingerprint(state, point.to_dict(), label_set, tokenizer_print), source)
+    found = fingerprint(state, point.to_dict(), label_set, tokenizer_print, stored.get("windows"))
+    check_fingerprint(stored.get("fingerprint"), found, source)
     answers = self_test(runtime, tokenizer, point)
     check_self_test(stored.get("self_test"), answers, tolerance, source)
     return answers
 
 
 def record(state: Mapping[str, Tensor], runtime: Runtime, tokenizer: Any, point: OperatingPoint,
-           label_set: Mapping[str, Any], tokenizer_print: Mapping[str, Any]) -> dict[str, Any]:  # fmt: skip
+           label_set: Mapping[str, Any], tokenizer_print: Mapping[str, Any],
+           windows: Mapping[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
     """What a checkpoint or export records: ``{"fingerprint", "self_test"}`` (nothing for sharded weights)."""
-    digest = fingerprint(state, point.to_dict(), label_set, tokenizer_print)
+    digest = fingerprint(state, point.to_dict(), label_set, tokenizer_print, windows)
     if digest is None:
         return {}
     return {"fingerprint": digest, "self_test": self_test(runtime, tokenizer, point)}

@@ -41,6 +41,7 @@ from transformers import (
 )
 
 from thunder.language.release_tokenizer import load_tokenizer
+from thunder.language.tokenizer import Windows
 from thunder.model import integrity, signing
 from thunder.model.decoding import OperatingPoint
 from thunder.model.inference import (
@@ -71,8 +72,9 @@ class ArtefactError(ValueError):
 
 class LoadedModel(NamedTuple):
     """A token classifier ready for de-identification, with the operating point it was validated at, the runtime
-    that runs it and its answers to the self-test (:mod:`thunder.model.integrity`; ``model``, ``runtime`` and
-    ``self_test`` are None when read without weights, ``self_test`` for a release too)."""
+    that runs it, its answers to the self-test (:mod:`thunder.model.integrity`; ``model``, ``runtime`` and
+    ``self_test`` are None when read without weights, ``self_test`` for a release too) and the windows it was trained
+    on (the defaults for a model that stores none)."""
 
     model: PreTrainedModel | None
     tokenizer: Any
@@ -80,6 +82,7 @@ class LoadedModel(NamedTuple):
     operating_point: OperatingPoint
     runtime: Runtime | None = None
     self_test: dict[str, Any] | None = None
+    windows: Windows = Windows()
 
 
 @dataclass(frozen=True)
@@ -172,14 +175,15 @@ class Artefact:
         check_fit(config, tokenizer, stored_tokenizer, label_set, self.path)
         try:
             operating_point = OperatingPoint.from_dict(stored.get("operating_point"))
+            windows = Windows.from_dict(stored.get("windows"))
         except ValueError as error:
             raise ArtefactError(f"{point_source}: {error}") from None
         if model is None:
-            return LoadedModel(None, tokenizer, label_set, operating_point)
+            return LoadedModel(None, tokenizer, label_set, operating_point, windows=windows)
         answers = integrity.verify(state, TorchRuntime(model), tokenizer, operating_point,
                                    (stored["label_set"], stored_tokenizer), stored, integrity.SCORE_TOLERANCE,
                                    point_source)  # fmt: skip
-        return LoadedModel(model, tokenizer, label_set, operating_point, self.runtime(model, runtime), answers)
+        return LoadedModel(model, tokenizer, label_set, operating_point, self.runtime(model, runtime), answers, windows)
 
     def _export_parts(self, weights: bool) -> tuple:
         info = self.info()

@@ -31,6 +31,7 @@ from transformers import (
 from transformers.modeling_outputs import MaskedLMOutput
 
 from thunder.language.release_tokenizer import load_tokenizer
+from thunder.language.tokenizer import Windows
 from thunder.model import integrity
 from thunder.model.backbones import LAYER_CLASSES, apply_tokenizer, backbone_config
 from thunder.model.decoding import GROW_THRESHOLD, THRESHOLD, OperatingPoint, entity_tags, token_spans
@@ -347,11 +348,13 @@ class TokenClassifier(_ThunderModule):
 
         ``threshold`` and ``grow_threshold`` are the model's operating point: stored in its checkpoints and exports,
         they are the defaults of ``thunder deid``, ``evaluate``, ``predict``, ``serve`` and
-        ``Deidentifier.from_pretrained``.
+        ``Deidentifier.from_pretrained``; so are the datamodule's ``max_length`` and ``stride``, the windows the
+        model was trained on (:class:`~thunder.language.tokenizer.Windows`).
         """
         operating_point = OperatingPoint(threshold, grow_threshold)  # refuses thresholds outside (0, 1)
         super().__init__(lr=lr, **kwargs)
         self.operating_point = operating_point
+        self.windows: Windows | None = None  # the windows it was trained on (a loaded checkpoint's; else the data's)
         self.label_set: Any = label_set_from_dict(label_set) if label_set is not None else None
         self.val_metrics: TokenMetrics | None = None
         self.test_metrics: TokenMetrics | None = None
@@ -410,7 +413,16 @@ class TokenClassifier(_ThunderModule):
         entry = super()._thunder_entry()
         entry["label_set"] = self.label_set.to_dict()
         entry["operating_point"] = self.operating_point.to_dict()
+        windows = self._training_windows()
+        if windows is not None:
+            entry["windows"] = windows.to_dict()
         return entry
+
+    def _training_windows(self) -> Windows | None:
+        data = self._datamodule()
+        if hasattr(data, "max_length") and hasattr(data, "stride"):
+            return Windows(data.max_length, data.stride)
+        return self.windows
 
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         super().on_save_checkpoint(checkpoint)
@@ -425,8 +437,10 @@ class TokenClassifier(_ThunderModule):
         training = self.model.training
         model.eval()
         try:
+            windows = self._training_windows()
             return integrity.record(state, TorchRuntime(model), self.tokenizer, self.operating_point,
-                                    self.label_set.to_dict(), tokenizer_fingerprint(self.tokenizer))  # fmt: skip
+                                    self.label_set.to_dict(), tokenizer_fingerprint(self.tokenizer),
+                                    windows.to_dict() if windows is not None else None)  # fmt: skip
         finally:
             self.model.train(training)
 
@@ -438,6 +452,8 @@ class TokenClassifier(_ThunderModule):
             self.label_set = label_set_from_dict(thunder["label_set"])
         else:
             self.label_set.check_compatible(thunder["label_set"])
+        if "windows" in thunder:
+            self.windows = Windows.from_dict(thunder["windows"])
         super().on_load_checkpoint(checkpoint)
 
     def _evaluate(self, batch: Mapping[str, Tensor], stage: str, metrics: TokenMetrics) -> Tensor:

@@ -483,8 +483,8 @@ def run_settings(pipeline: PipelineOptions, deidentifier: Deidentifier, **output
         "recognizers": pipeline.recognizers,
         "operator": pipeline.operator,
         "operators": pipeline.operators,
-        "max_length": pipeline.max_length if model else None,
-        "stride": pipeline.stride if model else None,
+        "max_length": deidentifier.windowing.max_length if model else None,
+        "stride": deidentifier.windowing.stride if model else None,
         "threshold": deidentifier.operating_point.threshold if model else None,
         "grow_threshold": deidentifier.operating_point.grow_threshold if model else None,
         "runtime": type(deidentifier.runtime).__name__ if model else None,  # what ran, "auto" resolved

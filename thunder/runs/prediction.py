@@ -33,7 +33,7 @@ from lightning.pytorch import LightningDataModule, LightningModule, Trainer
 from lightning.pytorch.callbacks import BasePredictionWriter
 from torch.utils.data import DataLoader, Dataset
 
-from thunder.model.decoding import TokenPredictions, merge_windows
+from thunder.model.decoding import TokenPredictions
 from thunder.deid.pipeline import DeidResult, PipelineOptions
 from thunder.deid.policy import PublicationPolicy
 from thunder.runs.plan import INTERRUPTED, Layout, OutputPlan, Slot, catch_signals, run_settings
