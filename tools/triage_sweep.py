@@ -11,6 +11,11 @@ threshold and each document's text hash) so that later sweeps of the same model 
 of another model or other documents is refused.
 ``--signals`` also scores other document-level signals than the risk, alone and combined by a logistic regression
 (5-fold cross-validated on the split, so that its figure is not fitted to the documents it ranks).
+``--fit`` fits the risk's weights (``near_weight``, ``near_power``, ``cut_word_weight``, ``part_weight``,
+``unmarked_rate``) to the split's leaking documents by maximum likelihood (a kind of mark seen fewer than 10 times
+keeps its weight), the marks those of the grid's first rule,
+and prints the fitted rule with its Brier score and curve beside the first rule's: the defaults of
+:class:`~thunder.deid.triage.TriageRule` come from here.
 
 The documents are ``thunder evaluate --split val --mentions unseen``'s: the recipe stored with the model, or the
 one of ``--config`` (as ``thunder evaluate --config``); the first row of the table is the grid's first rule.
@@ -23,6 +28,7 @@ import itertools
 import json
 import math
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -30,9 +36,12 @@ from prediction_cache import cached_predictions  # tools/prediction_cache.py
 
 from thunder.commands.evaluate import RecipeOptions
 from thunder.deid.pipeline import PipelineOptions
-from thunder.deid.triage import Triage, TriageRule
+from thunder.deid.triage import REASONS, Triage, TriageRule
 from thunder.evaluation.evaluate import evaluate
 from thunder.evaluation.gold import load_documents
+
+
+MIN_MARKS = 10  # the fewest marks of a kind whose weight --fit fits
 
 
 class _Replay:
@@ -56,15 +65,19 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--signals", action="store_true", help="also score other document-level signals")
     parser.add_argument("--cache", type=Path, default=None, help="JSON file of the model's outputs (made if absent)")
+    parser.add_argument("--fit", action="store_true", help="fit the risk's weights to the split's leaking documents")
+    parser.add_argument("--max-length", type=int, help="window length in tokens (default: the model's training windows)")
+    parser.add_argument("--stride", type=int, help="tokens shared by consecutive windows (default: the model's)")
     args = parser.parse_args()
     grid = json.loads(args.grid)
-    deidentifier = PipelineOptions(model=args.model).build()
+    deidentifier = PipelineOptions(model=args.model, max_length=args.max_length, stride=args.stride).build()
     recipe, _ = RecipeOptions(config=args.config, generators={}).recipe(args.model)
     taxonomy = deidentifier.taxonomy
     if recipe.alias_files:
         taxonomy = taxonomy.with_alias_files(recipe.alias_files)
     documents = list(load_documents(recipe, taxonomy, split=args.split, mentions="unseen", limit=args.limit))
-    key = {"model": args.model, "threshold": deidentifier.operating_point.threshold}
+    key = {"model": args.model, "threshold": deidentifier.operating_point.threshold,
+           "windows": deidentifier.windowing.to_dict()}  # fmt: skip
     predictions = cached_predictions(deidentifier, [d.text for d in documents], key, args.cache)
     outputs = {d.text: (p, deidentifier.finish(d.text, p)) for d, p in zip(documents, predictions)}
     print("| rule | leaking documents in the riskiest 20% | leaked mentions marked | characters marked | marks |")
@@ -77,9 +90,83 @@ def main() -> None:
         print(f"| {json.dumps(options)} | {top['leaking_documents'] / max(1, curve.leaking_documents):.1%} "
               f"({top['leaking_documents']}/{curve.leaking_documents}) | {curve.mark_recall or 0:.1%} | "
               f"{curve.marked_share or 0:.2%} | {curve.marks} |", flush=True)  # fmt: skip
+    first = TriageRule(**dict(zip(grid, next(itertools.product(*grid.values())))))
     if args.signals:
-        _signals(Triage(deidentifier, TriageRule(**dict(zip(grid, next(itertools.product(*grid.values())))))),
-                 documents, outputs, taxonomy)  # fmt: skip
+        _signals(Triage(deidentifier, first), documents, outputs, taxonomy)
+    if args.fit:
+        _fit(Triage(deidentifier, first), documents, outputs, taxonomy)
+
+
+def _fit(triage: Triage, documents: list, outputs: dict, taxonomy) -> None:
+    """Fit the risk's weights to the documents' leaks (:func:`fit_rule`) and print both rules side by side."""
+    report = evaluate(_Replay(triage, outputs), documents, taxonomy=taxonomy)
+    leaking = {leak.doc_id for leak in report.leaked}
+    threshold = triage.deidentifier.operating_point.threshold
+    rows = []
+    for doc in documents:
+        marks = triage.triage(doc.text, *outputs[doc.text]).suggestions
+        rows.append((len(doc.text), doc.doc_id in leaking,
+                     [(m.reason, min(1.0, (m.model_score or 0) / threshold)) for m in marks]))  # fmt: skip
+    fitted, counts = fit_rule(triage.rule, rows)
+    print(f"\nmarks: {counts}; the weight of a kind of fewer than {MIN_MARKS} marks is not fitted")
+    print(f"\n| rule ({len(documents)} documents, {len(leaking)} leaking) | near_weight | near_power | cut_word_weight "
+          "| part_weight | unmarked_rate | Brier score | mean risk | leaking documents in the riskiest 20% |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, candidate in (("first", triage.rule), ("fitted", fitted)):
+        curve = evaluate(_Replay(Triage(triage.deidentifier, candidate), outputs), documents, taxonomy=taxonomy).triage
+        top = next(row for row in curve.rows if row["share"] == 0.2)
+        c, share = curve.calibration, curve.leaking_documents / curve.documents
+        print(f"| {name} | {candidate.near_weight} | {candidate.near_power} | {candidate.cut_word_weight} | "
+              f"{candidate.part_weight} | {candidate.unmarked_rate} | {c['brier']:.4f} (share: "
+              f"{c['brier_of_the_share']:.4f}) | {c['mean_risk']:.3f} (leaking: {share:.3f}) | "
+              f"{top['leaking_documents']}/{curve.leaking_documents} |", flush=True)  # fmt: skip
+
+
+def fit_rule(rule: TriageRule, rows: list[tuple[int, bool, list[tuple[str, float]]]],
+             steps: int = 3000) -> tuple[TriageRule, dict[str, int]]:  # fmt: skip
+    """``rule`` with the risk's weights that make the documents' leaks most likely, and the marks of each kind.
+
+    ``rows``: per document its characters, whether it leaks, and its marks as ``(reason, score / threshold)``. The
+    risk is the rule's (:mod:`thunder.deid.triage`); the weights are fitted by Adam over unconstrained parameters
+    (a weight through a sigmoid, the power and the rate through a softplus); a kind of mark seen fewer than
+    :data:`MIN_MARKS` times keeps its weight."""
+    import torch
+
+    reasons = list(REASONS)
+    chars = torch.tensor([c for c, _, _ in rows], dtype=torch.float64) / 10_000
+    leaks = torch.tensor([y for _, y, _ in rows], dtype=torch.float64)
+    owner = torch.tensor([i for i, (_, _, marks) in enumerate(rows) for _ in marks], dtype=torch.long)
+    kind = torch.tensor([reasons.index(r) for _, _, marks in rows for r, _ in marks], dtype=torch.long)
+    score = torch.tensor([x for _, _, marks in rows for _, x in marks], dtype=torch.float64).clamp_min(1e-6)
+    counts = torch.bincount(kind, minlength=len(reasons))
+    start = torch.logit(torch.tensor([rule.near_weight, rule.cut_word_weight, rule.part_weight],
+                                     dtype=torch.float64).clamp(0.01, 0.99))  # fmt: skip
+    fitted_kinds = counts >= MIN_MARKS
+    weights = start.clone().requires_grad_()
+    power = torch.tensor(math.log(math.expm1(max(rule.near_power, 0.05))), dtype=torch.float64, requires_grad=True)
+    rate = torch.tensor(math.log(math.expm1(max(rule.unmarked_rate, 0.01))), dtype=torch.float64, requires_grad=True)
+
+    def parts():
+        w = torch.sigmoid(torch.where(fitted_kinds, weights, start))
+        p, r = torch.nn.functional.softplus(power), torch.nn.functional.softplus(rate)
+        near = kind == reasons.index("near_threshold")
+        return w, p, r, w[kind] * torch.where(near, score**p, torch.ones_like(score))
+
+    def loss():
+        _, _, r, mark = parts()
+        clean = -r * chars + torch.zeros_like(chars).index_add(0, owner, torch.log1p(-mark.clamp(max=1 - 1e-9)))
+        return -(leaks * torch.log((-torch.expm1(clean)).clamp_min(1e-12)) + (1 - leaks) * clean).mean()
+
+    optimizer = torch.optim.Adam([weights, power, rate], lr=0.05)
+    for _ in range(steps):  # a few hundred documents and marks: seconds
+        optimizer.zero_grad()
+        loss().backward()
+        optimizer.step()
+    with torch.no_grad():
+        w, p, r, _ = parts()
+    fitted = replace(rule, near_weight=round(float(w[0]), 3), cut_word_weight=round(float(w[1]), 3),
+                     part_weight=round(float(w[2]), 3), near_power=round(float(p), 3), unmarked_rate=round(float(r), 3))
+    return fitted, dict(zip(reasons, counts.tolist()))
 
 
 def _signals(triage: Triage, documents: list, outputs: dict, taxonomy) -> None:

@@ -81,8 +81,13 @@ def test_a_name_left_in_near_the_threshold_is_a_possible_miss(uncertain, tokeniz
     assert 0.2 < miss.model_score < 0.4
     rule = TriageRule()
     assert miss.score == pytest.approx(rule.near_weight * (miss.model_score / 0.5) ** rule.near_power, abs=1e-3)
-    assert result.risk == miss.score
+    unmarked = 1 - math.exp(-rule.unmarked_rate * len(text) / 10_000)  # leaks no mark points at, by the length
+    assert result.unmarked_risk == pytest.approx(unmarked, abs=1e-4) and unmarked > 0
+    assert result.risk == pytest.approx(1 - (1 - unmarked) * (1 - miss.score), abs=1e-4)
+    assert Triage(deid, TriageRule(unmarked_rate=0))(text).risk == miss.score
     assert result.reasons() == [f"1 near the threshold, highest {miss.model_score:.2f}"]
+    name_tokens = sum(1 for s, e in tokenizer.encode(text).offsets if 4 <= s and e <= 7)
+    assert result.near_tokens == name_tokens >= 1  # the baseline evaluate ranks by: the tokens of 홍길동
     # the margin decides how far below the threshold a token may lie: log-odds, so odds of 1/e^margin of the threshold
     assert rule.near_floor(0.5) == pytest.approx(1 / (1 + math.exp(rule.near_margin)))
     assert Triage(deid, TriageRule(near_margin=0.5))(text).suggestions == ()  # floor 0.38 > 0.3
@@ -91,6 +96,17 @@ def test_a_name_left_in_near_the_threshold_is_a_possible_miss(uncertain, tokeniz
     low = Deidentifier(model, tokenizer, label_set, recognizers=[], operating_point=OperatingPoint(0.25))
     result = Triage(low)(text)
     assert result.text == low(text).text == text.replace("홍길동은", "A는") and result.suggestions == ()
+    assert result.near_tokens == 0  # replaced: none left in
+
+
+def test_the_calibration_of_the_risk() -> None:
+    """Brier score, the share's Brier score and the reliability bins, worked by hand."""
+    found = ev.calibration([0.05, 0.2, 0.25, 0.9, 1.0], [False, False, True, True, True])
+    assert found["brier"] == pytest.approx((0.05**2 + 0.2**2 + 0.75**2 + 0.1**2 + 0) / 5)
+    assert found["brier_of_the_share"] == pytest.approx(0.6 * 0.4) and found["mean_risk"] == pytest.approx(0.48)
+    assert [(b["low"], b["documents"], b["leaking_share"]) for b in found["bins"]] == [
+        (0.0, 1, 0.0), (0.1, 2, 0.5), (0.6, 2, 1.0)]  # an empty bin is left out; 1.0 falls in the last  # fmt: skip
+    assert ev.calibration([], [])["brier"] is None
 
 
 def test_triage_keeps_the_pipelines_spans_for_batches_and_windows(tokenizer, label_set: LabelSet) -> None:
@@ -115,7 +131,9 @@ def test_the_rest_of_a_cut_word_is_a_possible_miss_its_particles_are_not() -> No
     assert marks(result) == [("아파트", "cut_word"), ("구", "cut_word")]  # not 에서, 에게, 호 (kept), 이
     first, second = result.suggestions
     assert (first.label, first.placeholder) == ("아파트", "A") and (second.label, second.placeholder) == (NAME, "B")
-    assert result.risk == pytest.approx(1 - (1 - TriageRule().cut_word_weight) ** 2, abs=1e-4)
+    rule = TriageRule()
+    clean = math.exp(-rule.unmarked_rate * len(text) / 10_000) * (1 - rule.cut_word_weight) ** 2
+    assert result.risk == pytest.approx(1 - clean, abs=1e-4)
     assert marks(triaged(text, spans, TriageRule(cut_word_keep=()))) == [
         ("아파트", "cut_word"), ("구", "cut_word"), ("호", "cut_word")]  # fmt: skip
     assert marks(triaged(text, spans, TriageRule(cut_word_weight=0))) == []
@@ -162,7 +180,7 @@ def test_overlapping_marks_merge_into_the_most_probable_one() -> None:
     text = "연락처010-1234-5678"
     result = triaged(text, [ScoredSpan(3, 16, "전화번호", 0.9, "phone_number")])
     (cut,) = result.suggestions
-    near = type(cut)(1, 5, text[1:5], "내국인이름", None, None, 0.05, "near_threshold", model_score=0.1)
+    near = type(cut)(1, 5, text[1:5], "내국인이름", None, None, cut.score / 2, "near_threshold", model_score=0.1)
     (merged,) = merge_marks(text, [cut, near])
     assert (merged.start, merged.end, merged.text, merged.reason, merged.score) == (0, 5, text[:5], "cut_word", cut.score)
     assert len(merge_marks(text, [cut, type(cut)(6, 7, "2", "x", None, None, 0.1, "near_threshold")])) == 2
@@ -267,7 +285,8 @@ def test_the_triage_curve_of_thunder_evaluate(tmp_path: Path) -> None:
     gold = [[_gold(texts[0], "홍길동", NAME), _gold(texts[0], "010-2345-6789", "전화번호")],
             [_gold(texts[1], "김철수", NAME)], [_gold(texts[2], "010-1111-2222", "전화번호")]]  # fmt: skip
     docs = [SynthesizedDocument(f"d{i}", t, tuple(g)) for i, (t, g) in enumerate(zip(texts, gold))]
-    report = ev.evaluate(Deidentifier(), docs, taxonomy=Taxonomy.load(), triage=TriageRule())
+    rule = TriageRule(unmarked_rate=0)  # the marks alone (a longer document otherwise ranks higher)
+    report = ev.evaluate(Deidentifier(), docs, taxonomy=Taxonomy.load(), triage=rule)
     curve = report.triage
     assert (curve.documents, curve.leaked_mentions, curve.leaking_documents) == (3, 2, 2)
     assert [(r["documents"], r["leaked_mentions"], r["leaking_documents"]) for r in curve.rows] == [
@@ -277,9 +296,14 @@ def test_the_triage_curve_of_thunder_evaluate(tmp_path: Path) -> None:
     assert (curve.marked_chars, curve.chars, curve.marked_share) == (6, chars, 6 / chars)  # 담당자홍길동
     data = json.loads(json.dumps(report.to_dict(), ensure_ascii=False))["triage"]
     assert data["mark_recall"] == 0.5 and data["rows"][2] == {"share": 0.2, "documents": 1, "leaked_mentions": 1,
-                                                              "leaking_documents": 1}  # fmt: skip
+                                                              "leaking_documents": 1,
+                                                              "leaking_documents_by_near_tokens": 1}  # fmt: skip
+    risk = curve.rows and report.triage.calibration["mean_risk"] * 3  # one document has a mark, the others none
+    assert risk > 0 and report.triage.calibration["brier"] == pytest.approx(((risk - 1) ** 2 + 1) / 3)
+    assert report.triage.calibration["brier_of_the_share"] == pytest.approx(2 / 9)
     table = report.format()
-    assert "| 20% (1) | 50.00% (1/2) | 50.00% (1/2) |" in table
+    assert "| 20% (1) | 50.00% (1/2) | 50.00% (1/2) | 50.00% (1/2) |" in table
+    assert "Brier score" in table
     assert "Possible misses: 1 marks (1 rest of a word cut by a replacement)" in table
     assert ev.evaluate(Deidentifier(), docs, taxonomy=Taxonomy.load()).triage is None
     # the command reports it (Markdown and --json)
@@ -288,10 +312,10 @@ def test_the_triage_curve_of_thunder_evaluate(tmp_path: Path) -> None:
                                              for s in d.spans]}, ensure_ascii=False) + "\n" for d in docs),
                          encoding="utf-8")  # fmt: skip
     out = tmp_path / "report.json"
-    main(["evaluate", "--recognizers_only", "true", "--data", str(data_file), "--json", str(out)])
+    main(["evaluate", "--recognizers_only", "true", "--data", str(data_file), "--json", str(out), "--unmarked_rate", "0"])
     saved = json.loads(out.read_text(encoding="utf-8"))
-    rule = json.loads(json.dumps(dataclasses.asdict(TriageRule()), ensure_ascii=False))  # tuples as JSON lists
-    assert saved["triage"]["rows"] == data["rows"] and saved["meta"]["triage"] == rule
+    stored = json.loads(json.dumps(dataclasses.asdict(rule), ensure_ascii=False))  # tuples as JSON lists
+    assert saved["triage"]["rows"] == data["rows"] and saved["meta"]["triage"] == stored
 
 
 def _gold(text: str, mention: str, label: str) -> EntitySpan:

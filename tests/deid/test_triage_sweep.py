@@ -4,6 +4,7 @@ of another model or other documents refused, and the document-signal helpers ran
 from __future__ import annotations
 
 import importlib.util
+import math
 import sys
 from pathlib import Path
 
@@ -68,3 +69,25 @@ def test_logistic_regression_separates_what_a_feature_separates(sweep):
     x = sweep._design(np.array([[0.0], [0.1], [0.2], [1.0], [1.1], [1.2]]))
     weights = sweep._logistic(x, np.array([0, 0, 0, 1, 1, 1], dtype=float))
     assert weights[1] > 0 and sweep._top(x @ weights, np.array([0, 0, 0, 0, 0, 1], dtype=bool)) == 1
+
+
+@pytest.mark.usefixtures("one_thread")
+def test_fit_rule_recovers_the_weights_that_made_the_leaks(sweep):
+    """Documents drawn from the risk's own model (near marks leak with 0.3 whatever their score, cut-word rests with
+    0.1, 0.5 unmarked leaks per 10,000 characters): the fit finds them back; two entity parts are too few to fit."""
+    from thunder.deid.triage import TriageRule
+
+    rng, rows = np.random.default_rng(0), []
+    for _ in range(1500):
+        chars = int(rng.integers(1000, 5000))
+        marks = [("near_threshold", float(rng.uniform(0.3, 1)))] * int(rng.integers(0, 3))
+        marks += [("cut_word", 0.0)] * int(rng.integers(0, 3))
+        clean = math.exp(-0.5 * chars / 10_000) * 0.7 ** sum(r == "near_threshold" for r, _ in marks) * 0.9 ** sum(
+            r == "cut_word" for r, _ in marks)
+        rows.append((chars, bool(rng.random() > clean), marks))
+    rows[0] = (rows[0][0], rows[0][1], rows[0][2] + [("entity_part", 0.0)] * 2)
+    fitted, counts = sweep.fit_rule(TriageRule(part_weight=0.3), rows, steps=800)
+    assert counts["entity_part"] == 2 and fitted.part_weight == 0.3  # kept
+    assert fitted.near_weight == pytest.approx(0.3, abs=0.05) and fitted.near_power < 0.3
+    assert fitted.cut_word_weight == pytest.approx(0.1, abs=0.05)
+    assert fitted.unmarked_rate == pytest.approx(0.5, abs=0.2)

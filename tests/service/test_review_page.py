@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import time
 from pathlib import Path
@@ -138,6 +139,7 @@ def select_text(page, start: int, end: int) -> None:
 def test_highlights_render_and_review_round_trip(page, tmp_path: Path) -> None:
     assert page.get_attribute("#input", "spellcheck") == "false"
     run_text(page, TEXT)
+    assert page.inner_text("#risk").startswith("risk: not judged (no model:")  # said, not hidden
     marks = page.locator("#original mark.span")
     assert marks.count() == 2
     assert marks.nth(0).inner_text() == "010-1234-5678"  # offsets in code points: the astral 𠀀 before it counts 1
@@ -308,6 +310,8 @@ def test_a_possible_miss_is_dashed_and_one_key_accepts_it(browser, trained) -> N
     assert page.evaluate(f"() => getComputedStyle(document.querySelector('#original mark[data-index=\"{index}\"]'))"
                          ".outlineStyle") == "dashed"  # fmt: skip
     assert page.inner_text("#output") == expected.text  # not replaced yet
+    # the risk of a single pasted judgment is shown, and recomputed as its marks are decided (issue 56)
+    assert page.inner_text("#risk").startswith(f"risk {expected.risk:.2f} that an identifier is still left in")
     for _ in range(len(spans)):  # the cursor to the possible miss with the keyboard
         if page.evaluate("() => state.docs[0].cursor") == index:
             break
@@ -315,6 +319,10 @@ def test_a_possible_miss_is_dashed_and_one_key_accepts_it(browser, trained) -> N
     page.keyboard.press("a")  # the one key that accepts it
     accepted = spans_of(page)[index]
     assert (accepted["state"], accepted["source"]) == ("added", "reviewer")
+    left = [m for m in expected.suggestions if (m.start, m.end) != (accepted["start"], accepted["end"])]
+    risk = 1 - (1 - expected.unmarked_risk) * math.prod(1 - m.score for m in left)
+    assert page.inner_text("#risk").startswith(f"risk {risk:.2f} that an identifier is still left in")
+    assert f"({expected.risk:.2f} before review) · {len(left)} possible miss" in page.inner_text("#risk")
     with page.expect_request("**/v1/apply") as sent:
         page.click("#reapply")
     page.wait_for_selector("#status:has-text('re-applied')")
@@ -365,6 +373,7 @@ def test_every_occurrence_undo_boundaries_keys_and_the_entity_table(page) -> Non
     rows = page.locator("#entities tbody tr")
     assert rows.count() == 2 and rows.nth(0).locator("td").all_inner_texts()[:5] == ["010-1111-2222", "전화번호",
                                                                                       "2", "2", "0"]  # fmt: skip
+    assert rows.nth(0).locator("button").all_inner_texts() == ["accept all 2", "reject all 2"]  # the count first
     rows.nth(0).locator("button", has_text="reject all").click()
     page.wait_for_selector("#entities tbody tr td:has-text('0') >> nth=0")
     assert [s["state"] for s in spans_of(page)] == ["rejected", "added", "rejected"]

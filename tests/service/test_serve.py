@@ -148,7 +148,7 @@ def test_deid_endpoint(service) -> None:
     assert (name["text"], name["source"]) == (SECRET_NAME, "named_in_role")
     status, data = post(url, "/v1/deid", {"text": SECRET_TEXT, "operator": "tag", "threshold": 0.3})
     assert status == 200 and "[전화번호]" in data["text"]
-    assert post(url, "/v1/deid", {"text": ""}) == (200, {"text": "", "spans": [], "risk": None, "suggestions": [],
+    assert post(url, "/v1/deid", {"text": ""}) == (200, {"text": "", "spans": [], "risk": None, "unmarked_risk": None, "suggestions": [],
                                                      "risk_reason": NO_MODEL_RISK})  # fmt: skip
 
 

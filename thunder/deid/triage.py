@@ -24,9 +24,13 @@ A possible miss is one of (each switched off by a weight of 0 in :class:`TriageR
 
 Overlapping marks merge into one, named by its most probable member. A mark is a leak with probability
 ``near_weight * min(1, score / threshold) ** near_power`` (``near_threshold``; ``score`` its highest token), or
-``cut_word_weight``, or ``entity_part_weight``; a document's risk is ``1 - prod(1 - p)`` over its marks (the marks
-taken as independent). The defaults are the shares of such marks that overlapped a leaked mention on the shared
-corpus's validation split (docs/experiments/2026-12-01-triage.md).
+``cut_word_weight``, or ``entity_part_weight``. A document also holds leaks no mark points at (identifiers the model
+gave no sign of), the more the longer it is: none with probability ``exp(-unmarked_rate * characters / 10,000)``.
+A document's risk, the probability that it still holds an identifier, is one minus the chance of neither, the marks
+taken as independent: ``1 - exp(-unmarked_rate * characters / 10,000) * prod(1 - p)``; it is recomputed as a reviewer
+decides the marks (``TriagedResult.unmarked_risk`` is the part no decision changes). The defaults are fitted to
+the leaking documents of the shared corpus's validation split by maximum likelihood (``tools/triage_sweep.py
+--fit``; docs/experiments/2026-12-05-risk.md).
 """
 
 from __future__ import annotations
@@ -78,23 +82,26 @@ class TriageRule:
         part_titles: what may follow a detected person's surname alone (``홍씨``, ``홍 씨``, ``홍모``).
         part_min_chars: the shortest lower part of a several-word entity looked for, in non-space characters.
         person_subcategories: taxonomy subcategories of person names (their given names and surnames are parts).
+        unmarked_rate: expected leaks no mark points at per 10,000 characters (0: a document without marks has no
+            risk).
     """
 
     GROUP: ClassVar[str] = "advanced: triage"
 
     near_margin: float = 2.0
-    near_weight: float = 0.25
-    near_power: float = 0.9
-    cut_word_weight: float = 0.14
+    near_weight: float = 0.277
+    near_power: float = 0.544
+    cut_word_weight: float = 0.035
     cut_word_keep: tuple[str, ...] = ("호", "동", "층", "번", "실", "건물", "회사", "계좌")
     full_name_syllables: int = 3
     part_weight: float = 0.3
     part_titles: tuple[str, ...] = ("씨", "모", "군", "양")
     part_min_chars: int = 3
     person_subcategories: tuple[str, ...] = ("인명",)
+    unmarked_rate: float = 2.23
 
     def __post_init__(self) -> None:
-        for name in ("near_margin", "near_power"):
+        for name in ("near_margin", "near_power", "unmarked_rate"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
                 raise ValueError(f"{name} must be a number of at least 0, got {value!r}")
@@ -140,11 +147,15 @@ NO_MODEL_RISK = "no model: the recognizers alone cannot judge whether names, add
 class TriagedResult(DeidResult):
     """A de-identified document with its possible misses (not replaced) and its risk: the chance that an identifier
     was left in, as its marks give it; ``risk_reason`` says why that is no judgment of the document (no model: the
-    answers and the review queue then give the risk as null)."""
+    answers and the review queue then give the risk as null). ``near_tokens`` counts the tokens left in whose
+    identifier probability came within the margin below the threshold: the plain count a risk has to rank better
+    than (``thunder evaluate`` ranks by both)."""
 
     risk: float = 0.0
     suggestions: tuple[PossibleMiss, ...] = ()
     risk_reason: str | None = None
+    near_tokens: int = 0
+    unmarked_risk: float = 0.0  # the part of the risk no mark carries: what is left when every mark is decided
 
     def reasons(self, top: int = 3) -> list[str]:
         """The ``top`` reasons to look, strongest first, without quoting the text (``3 near the threshold, highest
@@ -328,9 +339,21 @@ class Triage:
             found = entity_parts(text, result.spans, replaced, rule, self._persons.__contains__)
             marks += [_mark(text, start, end, span, rule.part_weight, "entity_part") for start, end, span in found]
         merged = merge_marks(text, marks)
-        risk = 1 - math.prod(1 - mark.score for mark in merged)
+        unmarked = 1 - math.exp(-rule.unmarked_rate * len(text) / 10_000)
+        risk = 1 - (1 - unmarked) * math.prod(1 - mark.score for mark in merged)
         unjudged = NO_MODEL_RISK if self.deidentifier.model is None else None  # names, addresses, places unknown
-        return TriagedResult(result.text, result.spans, round(risk, 4), tuple(merged), unjudged)
+        near = self._near_tokens(text, prediction, replaced)
+        return TriagedResult(result.text, result.spans, round(risk, 4), tuple(merged), unjudged, near,
+                             round(unmarked, 4))  # fmt: skip
+
+    def _near_tokens(self, text: str, prediction: TokenPredictions, replaced: bytearray) -> int:
+        floor = self.rule.near_floor(self.deidentifier.operating_point.threshold)
+        if floor is None:
+            return 0
+        threshold = self.deidentifier.operating_point.threshold
+        return sum(1 for (start, end), score in zip(prediction.offsets, prediction.scores)
+                   if floor < score <= threshold and any(not replaced[i] and not text[i].isspace()
+                                                         for i in range(start, end)))  # fmt: skip
 
     def _near_marks(self, text: str, prediction: TokenPredictions, replaced: bytearray) -> list[PossibleMiss]:
         rule, threshold, label_set = self.rule, self.deidentifier.operating_point.threshold, self.deidentifier.label_set

@@ -156,16 +156,16 @@ class _TypeIndex:
 
 
 class _TriageTally:
-    """Per document: risk, leaked mentions, marks; the curve at the end."""
+    """Per document: risk, near-threshold tokens, leaked mentions, marks; the curve at the end."""
 
     def __init__(self) -> None:
-        self.ranked: list[tuple[float, int]] = []  # (risk, leaked mentions) per document, in input order
+        self.ranked: list[tuple[float, int, int]] = []  # (risk, near tokens, leaked mentions) per document, in order
         self.marks = self.marks_on_leaks = self.found = self.marked_chars = self.chars = 0
         self.by_reason: Counter[str] = Counter({reason: 0 for reason in REASONS})
 
     def add(self, text: str, leaked: Sequence[tuple[int, int]], result: TriagedResult) -> None:
         marked = _covered(len(text), ((m.start, m.end) for m in result.suggestions))
-        self.ranked.append((result.risk, len(leaked)))
+        self.ranked.append((result.risk, result.near_tokens, len(leaked)))
         self.found += sum(1 for start, end in leaked if any(marked[start:end]))
         self.marks += len(result.suggestions)
         self.by_reason.update(m.reason for m in result.suggestions)
@@ -174,18 +174,49 @@ class _TriageTally:
         self.chars += sum(1 for ch in text if not ch.isspace())
 
     def curve(self) -> TriageCurve:
-        order = sorted(range(len(self.ranked)), key=lambda i: -self.ranked[i][0])  # stable: ties in input order
-        leaks = [self.ranked[i][1] for i in order]
+        leaks = [k for _, _, k in self.ranked]
+        by_risk = _ranked(leaks, [risk for risk, _, _ in self.ranked])
+        by_near = _ranked(leaks, [near for _, near, _ in self.ranked])
         rows = []
         for share in REVIEWED_SHARES:
-            n = math.ceil(share * len(order))
-            rows.append({"share": share, "documents": n, "leaked_mentions": sum(leaks[:n]),
-                         "leaking_documents": sum(1 for k in leaks[:n] if k)})  # fmt: skip
+            n = math.ceil(share * len(leaks))
+            rows.append({"share": share, "documents": n, "leaked_mentions": sum(by_risk[:n]),
+                         "leaking_documents": sum(1 for k in by_risk[:n] if k),
+                         "leaking_documents_by_near_tokens": sum(1 for k in by_near[:n] if k)})  # fmt: skip
         return TriageCurve(
-            documents=len(order), leaked_mentions=sum(leaks), leaking_documents=sum(1 for k in leaks if k), rows=rows,
+            documents=len(leaks), leaked_mentions=sum(leaks), leaking_documents=sum(1 for k in leaks if k), rows=rows,
             marks=self.marks, marks_on_leaks=self.marks_on_leaks, marks_by_reason=dict(self.by_reason),
             found_by_marks=self.found, marked_chars=self.marked_chars, chars=self.chars,
+            calibration=calibration([risk for risk, _, _ in self.ranked], [k > 0 for k in leaks]),
         )  # fmt: skip
+
+
+def _ranked(leaks: Sequence[int], scores: Sequence[float]) -> list[int]:
+    """``leaks`` in the order of ``scores``, highest first (stable: ties in input order)."""
+    return [leaks[i] for i in sorted(range(len(leaks)), key=lambda i: -scores[i])]
+
+
+RISK_BINS = (0.0, 0.1, 0.3, 0.6, 1.0)  # the reliability table's bins of risk (the last one closed)
+
+
+def calibration(risks: Sequence[float], leaking: Sequence[bool]) -> dict[str, Any]:
+    """How well the risk gives the probability that a document still holds an identifier: the Brier score (mean
+    squared difference between the risk and 1 for a leaking document, 0 for a clean one), the Brier score of
+    giving every document the share of leaking documents (what a risk that knows nothing scores), and per bin of
+    :data:`RISK_BINS` the documents, their mean risk and the share of them that leak."""
+    n = len(risks)
+    if not n:
+        return {"brier": None, "brier_of_the_share": None, "mean_risk": None, "bins": []}
+    share = sum(leaking) / n
+    bins = []
+    for low, high in zip(RISK_BINS, RISK_BINS[1:]):
+        inside = [i for i, risk in enumerate(risks) if low <= risk < high or (high == RISK_BINS[-1] and risk == high)]
+        if inside:
+            bins.append({"low": low, "high": high, "documents": len(inside),
+                         "mean_risk": sum(risks[i] for i in inside) / len(inside),
+                         "leaking_share": sum(leaking[i] for i in inside) / len(inside)})  # fmt: skip
+    return {"brier": sum((risk - leak) ** 2 for risk, leak in zip(risks, leaking)) / n,
+            "brier_of_the_share": share * (1 - share), "mean_risk": sum(risks) / n, "bins": bins}  # fmt: skip
 
 
 class _Tally:

@@ -83,18 +83,22 @@ class Replacements:
 @dataclass
 class TriageCurve:
     """What reviewing the riskiest documents first finds (:mod:`thunder.deid.triage`), and what the possible-miss marks
-    cover. Documents are ranked by risk, ties in input order; a mark finds a leaked mention it overlaps."""
+    cover. Documents are ranked by risk, ties in input order, and side by side by their count of near-threshold tokens
+    (the plain signal the risk has to beat); a mark finds a leaked mention it overlaps; ``calibration`` says how close
+    the risk comes to the share of documents that leak (:func:`thunder.evaluation.evaluate.calibration`)."""
 
     documents: int
     leaked_mentions: int
     leaking_documents: int
-    rows: list[dict[str, Any]]  # per reviewed share: documents, leaked mentions and leaking documents found
+    rows: list[dict[str, Any]]  # per reviewed share: documents, leaked mentions and leaking documents found (by risk;
+    # leaking_documents_by_near_tokens: ranked by the count of near-threshold tokens)
     marks: int
     marks_on_leaks: int  # marks that overlap a leaked mention
     marks_by_reason: dict[str, int]
     found_by_marks: int  # leaked mentions a mark overlaps
     marked_chars: int  # non-whitespace characters inside a mark
     chars: int  # non-whitespace characters of the documents
+    calibration: dict[str, Any] = field(default_factory=dict)  # brier, brier_of_the_share, mean_risk, bins
 
     @property
     def mark_recall(self) -> float | None:
@@ -113,14 +117,17 @@ class TriageCurve:
             f"Triage: {self.leaking_documents} of {self.documents} documents leak ({self.leaked_mentions} leaked "
             "mentions); reviewing the riskiest documents first finds",
             "",
-            "| documents reviewed | leaked mentions found | leaking documents found |",
-            "|---|---|---|",
+            "| documents reviewed | leaked mentions found | leaking documents found | leaking documents found, ranked by "
+            "near-threshold tokens instead |",
+            "|---|---|---|---|",
         ]
         for row in self.rows:
             lines.append(
                 f"| {row['share']:.0%} ({row['documents']}) | {_share(row['leaked_mentions'], self.leaked_mentions)}"
-                f" | {_share(row['leaking_documents'], self.leaking_documents)} |"
+                f" | {_share(row['leaking_documents'], self.leaking_documents)}"
+                f" | {_share(row.get('leaking_documents_by_near_tokens', 0), self.leaking_documents)} |"
             )
+        lines += self._calibration_lines()
         reasons = ", ".join(f"{count} {REASONS[reason]}" for reason, count in self.marks_by_reason.items() if count)
         lines += [
             "",
@@ -128,6 +135,18 @@ class TriageCurve:
             f"characters cover {_share(self.found_by_marks, self.leaked_mentions)} of the leaked mentions; "
             f"{_share(self.marks_on_leaks, self.marks)} of the marks are on a leak",
         ]
+        return lines
+
+    def _calibration_lines(self) -> list[str]:
+        c = self.calibration
+        if not c or c.get("brier") is None:
+            return []
+        lines = ["", f"Calibration: mean risk {c['mean_risk']:.3f} against {self.leaking_documents / max(1, self.documents):.3f}"
+                 f" of the documents leaking; Brier score {c['brier']:.4f} ({c['brier_of_the_share']:.4f} giving every "
+                 "document that share)", "", "| risk | documents | mean risk | leaking |", "|---|---|---|---|"]  # fmt: skip
+        for b in c["bins"]:
+            lines.append(f"| {b['low']:g}-{b['high']:g} | {b['documents']} | {b['mean_risk']:.3f} | "
+                         f"{b['leaking_share']:.3f} |")  # fmt: skip
         return lines
 
 

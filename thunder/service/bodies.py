@@ -85,6 +85,10 @@ class DeidAnswer(BaseModel):
         None, description="chance that an identifier was left in, by the triage rule; null when nothing can judge it"
     )
     risk_reason: str | None = Field(None, description="why risk is null (the server runs without a model)")
+    unmarked_risk: float | None = Field(
+        None, description="the part of risk no suggestion carries: the risk once every suggestion is decided (the "
+        "review page recomputes the risk from it and the undecided suggestions' scores)"
+    )
     suggestions: list[PossibleMiss] | None = Field(
         None, description="possible misses: places left in that may be identifiers (not replaced; source possible_miss)"
     )
@@ -178,7 +182,8 @@ def reviewed_spans(body: ApplyRequest, known: dict[str, tuple[str | None, str | 
 def result_json(result: DeidResult) -> dict:
     answer = {"text": result.text, "spans": [asdict(span) for span in result.spans]}
     if isinstance(result, TriagedResult):
-        answer.update(risk=result.risk, suggestions=[asdict(miss) for miss in result.suggestions])
+        answer.update(risk=result.risk, unmarked_risk=result.unmarked_risk,
+                      suggestions=[asdict(miss) for miss in result.suggestions])  # fmt: skip
         if result.risk_reason:
-            answer.update(risk=None, risk_reason=result.risk_reason)
+            answer.update(risk=None, unmarked_risk=None, risk_reason=result.risk_reason)
     return answer

@@ -54,7 +54,7 @@ const undecided = (d) => d.spans.filter((s) => s.state === "suggested").length; 
 
 function newDoc(id, text) {
   return { id, text, chars: Array.from(text), spans: [], output: "", dirty: false, page: 0, cursor: -1, undo: [],
-           risk: null };
+           risk: null, unmarkedRisk: null, riskReason: null };
 }
 
 function spanOf({ start, end, label, category, tier1, placeholder, score, source, reason }, spanState,
@@ -76,7 +76,11 @@ function adopt(d, result) {
                  .concat(kept, pending).sort((a, b) => a.start - b.start);  // undecided possible misses stay
   d.output = result.text;
   d.dirty = false;
-  if (result.risk !== undefined) d.risk = result.risk;  // the triage's chance that something was left in
+  if (result.risk !== undefined) {  // the triage's chance that something was left in (null: nothing judges it)
+    d.risk = result.risk;
+    d.unmarkedRisk = result.unmarked_risk ?? null;
+    d.riskReason = result.risk_reason ?? null;
+  }
   return rejected.length - kept.length;  // rejected spans replaced anyway (the same text is kept elsewhere)
 }
 
@@ -142,6 +146,20 @@ function endRun(run) {
   $("run").disabled = false;
 }
 
+function riskNow(d) {
+  // The chance that an identifier is still left in, as the review stands: the part no possible miss carries, and
+  // each possible miss not yet decided (an accepted one is replaced, a rejected one judged no identifier).
+  if (d.risk === null || d.risk === undefined) return null;
+  if (d.unmarkedRisk === null || d.unmarkedRisk === undefined) return d.risk;  // a server that does not split it
+  const open = d.spans.filter((s) => s.state === "suggested" && s.reason);
+  return 1 - (1 - d.unmarkedRisk) * open.reduce((p, s) => p * (1 - Number(s.score)), 1);
+}
+
+function docLabel(d) {
+  const risk = riskNow(d);
+  return `${d.id} (${d.spans.length - undecided(d)}${risk === null ? "" : `, risk ${risk.toFixed(2)}`})`;
+}
+
 function showDocList() {
   const nav = $("docs");
   nav.replaceChildren();
@@ -149,10 +167,23 @@ function showDocList() {
   state.docs.forEach((d, i) => {
     const button = document.createElement("button");
     button.type = "button";
-    button.textContent = `${d.id} (${d.spans.length - undecided(d)}${d.risk ? `, risk ${d.risk.toFixed(2)}` : ""})`;
+    button.textContent = docLabel(d);
     button.addEventListener("click", () => select(i));
     nav.append(button);
   });
+}
+
+function renderRisk() {  // every document, a single pasted one too; recomputed as the marks are decided
+  const d = doc();
+  const risk = riskNow(d);
+  const open = d.spans.filter((s) => s.state === "suggested" && s.reason).length;
+  $("risk").textContent = risk === null
+    ? `risk: not judged (${d.riskReason || "no triage in the answer"})`
+    : `risk ${risk.toFixed(2)} that an identifier is still left in` +
+      (Math.abs(risk - d.risk) > 0.005 ? ` (${d.risk.toFixed(2)} before review)` : "") +
+      ` · ${open} possible miss${open === 1 ? "" : "es"} undecided`;
+  const button = $("docs").children[state.current];
+  if (button) button.textContent = docLabel(d);  // the list's counts and risk follow the review
 }
 
 function select(index) {
@@ -306,6 +337,7 @@ function repaint(indices) {  // only the marks that changed, not the page
 }
 
 function renderInspector() {
+  renderRisk();
   const d = doc();
   const span = d.spans[d.cursor];
   const buttons = ["accept", "reject", "accept-all", "reject-all", "start-left", "start-right", "end-left", "end-right"];
@@ -374,7 +406,7 @@ function renderEntities() {  // only while the table is open, at most every 200 
       for (const [label, target] of [["accept all", "accepted"], ["reject all", "rejected"]]) {
         const button = document.createElement("button");
         button.type = "button";
-        button.textContent = label;
+        button.textContent = `${label} ${e.mentions}`;  // the count it changes, before it is pressed
         button.addEventListener("click", () => setEntity(e.first, target));
         actions.append(button);
       }
@@ -988,8 +1020,8 @@ let saveTimer = null;
 function save() {  // sessionStorage: survives a reload, gone with the tab; never sent anywhere
   clearTimeout(saveTimer);
   saveTimer = setTimeout(() => {
-    const docs = state.docs.map(({ id, text, output, dirty, page, cursor, spans, risk }) => ({
-      id, text, output, dirty, page, cursor, risk,
+    const docs = state.docs.map(({ id, text, output, dirty, page, cursor, spans, risk, unmarkedRisk, riskReason }) => ({
+      id, text, output, dirty, page, cursor, risk, unmarkedRisk, riskReason,
       spans: spans.map((s) => [s.start, s.end, s.label, s.category, s.tier1, s.placeholder, s.score, s.source,
                                s.state, s.checked ? 1 : 0, s.reason]),
     }));
@@ -1011,6 +1043,7 @@ function restore() {
   if (!stored || stored.version !== 1 || !stored.docs.length) return false;
   state.docs = stored.docs.map((d) => Object.assign(newDoc(d.id, d.text), {
     output: d.output, dirty: d.dirty, page: d.page, cursor: d.cursor, risk: d.risk ?? null,
+    unmarkedRisk: d.unmarkedRisk ?? null, riskReason: d.riskReason ?? null,
     spans: d.spans.map(([start, end, label, category, tier1, placeholder, score, source, spanState, checked, reason]) =>
       spanOf({ start, end, label, category, tier1, placeholder, score, source, reason }, spanState, !!checked)),
   }));
