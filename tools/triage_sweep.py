@@ -12,10 +12,9 @@ of another model or other documents is refused.
 ``--signals`` also scores other document-level signals than the risk, alone and combined by a logistic regression
 (5-fold cross-validated on the split, so that its figure is not fitted to the documents it ranks).
 ``--fit`` fits the risk's weights (``near_weight``, ``near_power``, ``cut_word_weight``, ``part_weight``,
-``unmarked_rate``) to the split's leaking documents by maximum likelihood (a kind of mark seen fewer than 10 times
-keeps its weight), the marks those of the grid's first rule,
-and prints the fitted rule with its Brier score and curve beside the first rule's: the defaults of
-:class:`~thunder.deid.triage.TriageRule` come from here.
+``unmarked_rate``) to the split's leaking documents by maximum likelihood, the marks those of the grid's first rule (a
+kind of mark seen fewer than 10 times keeps its weight), and prints the fitted rule with its Brier score and curve
+beside the first rule's: the defaults of :class:`~thunder.deid.triage.TriageRule` come from here.
 
 The documents are ``thunder evaluate --split val --mentions unseen``'s: the recipe stored with the model, or the
 one of ``--config`` (as ``thunder evaluate --config``); the first row of the table is the grid's first rule.

@@ -30,7 +30,7 @@ A document's risk, the probability that it still holds an identifier, is one min
 taken as independent: ``1 - exp(-unmarked_rate * characters / 10,000) * prod(1 - p)``; it is recomputed as a reviewer
 decides the marks (``TriagedResult.unmarked_risk`` is the part no decision changes). The defaults are fitted to
 the leaking documents of the shared corpus's validation split by maximum likelihood (``tools/triage_sweep.py
---fit``; docs/experiments/2026-12-05-risk.md).
+--fit``; docs/experiments/2026-12-05-windows-and-risk.md).
 """
 
 from __future__ import annotations
@@ -347,10 +347,10 @@ class Triage:
                              round(unmarked, 4))  # fmt: skip
 
     def _near_tokens(self, text: str, prediction: TokenPredictions, replaced: bytearray) -> int:
-        floor = self.rule.near_floor(self.deidentifier.operating_point.threshold)
+        threshold = self.deidentifier.operating_point.threshold
+        floor = self.rule.near_floor(threshold)
         if floor is None:
             return 0
-        threshold = self.deidentifier.operating_point.threshold
         return sum(1 for (start, end), score in zip(prediction.offsets, prediction.scores)
                    if floor < score <= threshold and any(not replaced[i] and not text[i].isspace()
                                                          for i in range(start, end)))  # fmt: skip

@@ -125,7 +125,7 @@ class TriageCurve:
             lines.append(
                 f"| {row['share']:.0%} ({row['documents']}) | {_share(row['leaked_mentions'], self.leaked_mentions)}"
                 f" | {_share(row['leaking_documents'], self.leaking_documents)}"
-                f" | {_share(row.get('leaking_documents_by_near_tokens', 0), self.leaking_documents)} |"
+                f" | {_share(row['leaking_documents_by_near_tokens'], self.leaking_documents)} |"
             )
         lines += self._calibration_lines()
         reasons = ", ".join(f"{count} {REASONS[reason]}" for reason, count in self.marks_by_reason.items() if count)
