@@ -128,6 +128,26 @@ def test_a_name_ending_in_a_particle_letter_stays_whole(deid: Deidentifier) -> N
     assert deid.apply(text, spans).text == "피고인 A나 B는 모두 A를 안다."
 
 
+def test_letters_the_writing_shows_are_no_particle_join_the_name(deid: Deidentifier) -> None:
+    # the model took 가 for a particle; 가에게 is no Korean: 강요가 is the name, in every mention
+    text = "피해자 강요가에게 돈을 빌렸고, 피해자 강요가로부터 받았다. 강요가 말했다."
+    spans = [ScoredSpan(m.start(), m.start() + 2, NAME, 0.9, "model") for m in re.finditer("강요", text)]
+    result = deid.apply(text, spans)
+    assert result.text == "피해자 A에게 돈을 빌렸고, 피해자 A로부터 받았다. A 말했다."
+    check_invariants(text, result)
+    # the model found the whole name once and took 나 for a particle elsewhere: a particle before "(" is no Korean
+    text = "피해자 이헐나(이헐나, 43세)을 상대로 전화하였다. 이헐나는 돈을 보냈다."
+    spans = [ScoredSpan(4, 7, NAME, 0.9, "model")] + [
+        ScoredSpan(m.start(), m.start() + 2, NAME, 0.9, "model") for m in list(re.finditer("이헐", text))[1:]]
+    assert deid.apply(text, spans).text == "피해자 A(A, 43세)를 상대로 전화하였다. A는 돈을 보냈다."
+    text = "피해자 이헐나(여, 43세)는 '반도' 식당에서 일한다."
+    spans = [ScoredSpan(4, 6, NAME, 0.9, "model"), ScoredSpan(text.index("반"), text.index("반") + 1, NAME, 0.9, "model")]
+    assert deid.apply(text, spans).text == "피해자 A(여, 43세)는 'B' 식당에서 일한다."
+    # a reviewer's span is replaced as the reviewer drew it
+    text = "피해자 강요가에게 돈을 빌렸다."
+    assert deid.apply(text, spans_of(text, "강요", source="reviewer")).text == "피해자 A가에게 돈을 빌렸다."
+
+
 def test_placeholder_letters_never_coincide_with_detected_text(deid: Deidentifier) -> None:
     text = "피고인 A는 피해자 B에게 C에서 만났다. 피고인 홍길동은"
     result = deid.apply(text, spans_of(text, "A", "B", "C", "홍길동"))

@@ -16,6 +16,7 @@ from thunder.language.particles import (
     leading_particle,
     particle_length,
     trailing_particle,
+    written_into_word,
 )
 
 
@@ -207,6 +208,33 @@ def test_leading_particle() -> None:
     assert agrees("홍길동", "이후") is None
     assert agrees("○", "은") is None
     assert agrees("김철수", "은") is False
+
+
+@pytest.mark.parametrize(
+    ("text", "word", "grown"),
+    [
+        ("피해자 강요가에게 돈을 빌렸다", "강요", 1),  # 가 takes no particle after it: it is the name's
+        ("김뉴가로부터 4,000원을", "김뉴", 1),
+        ("원고와 최을의는 혼인하였다", "최", 2),  # 을 then 의 before 는: both letters are the name's
+        ("최찬을과 협의하였다", "최찬", 1),
+        ("피해자 이헐나(여, 43세)에게", "이헐", 1),  # the particle goes after the parenthetical
+        ("'반도' 식당에서", "반", 1),  # and after the closing quote
+        ("‘바다로’ 가게 앞", "바다", 1),
+        ("피고인 홍길동이 말했다", "홍길동", 0),  # one particle: nothing shows it is not one
+        ("홍길동에게는 말했다", "홍길동", 0),  # 에게 may take 는
+        ("홍길동과의 관계", "홍길동", 0),
+        ("홍길동이나 김철수", "홍길동", 0),  # 이나 is one particle
+        ("홍길동이라는 사람", "홍길동", 0),
+        ("'반도체' 공장", "반도", 0),  # the word goes on: no particle
+        ("‘반도’라는 식당", "반", 1),
+        ("'큰 반도' 식당", "반", 0),  # a quotation that does not open with the word
+        ("홍길동이(가명) 말했다", "홍길", 0),  # 동이: two syllables before the parenthesis
+        ("홍길동은", "홍길동", 0),
+    ],
+)
+def test_written_into_word_follows_the_writing(text: str, word: str, grown: int) -> None:
+    start = text.index(word)
+    assert written_into_word(text, start, start + len(word)) == grown
 
 
 _SYLLABLES = st.integers(0xAC00, 0xD7A3).map(chr)

@@ -26,7 +26,7 @@ from typing import Iterable, Mapping
 from thunder.deid.operators import entity_key
 from thunder.deid.protection import covered
 from thunder.identifiers.base import ScoredSpan
-from thunder.language.particles import PARTICLE_RUN, leading_particle, run_agrees
+from thunder.language.particles import PARTICLE_RUN, leading_particle, run_agrees, written_into_word
 from thunder.language.morphemes import whole_word
 from thunder.language.regions import address_spellings
 
@@ -105,12 +105,18 @@ def particle_variants(text: str, spans: list[ScoredSpan]) -> list[ScoredSpan]:
 
     A mention that is another mention's text plus a particle (``홍길동`` and ``홍길동이``) is cut to the shorter text,
     unless the document shows the longer one is the name: somewhere its last letters are followed by further
-    particles that agree with it (``심륭이의``, ``심륭이는``: ``이`` is no particle there). Then every mention of the
-    shorter text followed by those letters grows to the longer one (``심륭|이`` in ``1. 심륭이``).
+    particles that agree with it (``심륭이의``, ``심륭이는``: ``이`` is no particle there), or a detected mention (not a
+    reviewer's) is followed by letters that the writing shows are no particle (``강요|가에게``, ``'반|도'``,
+    ``이헐|나(43세)``: :func:`~thunder.language.particles.written_into_word`). Then every mention of the shorter text
+    followed by those letters grows to the longer one (``심륭|이`` in ``1. 심륭이``).
     """
     keys = {entity_key(text[s.start : s.end]) for s in spans}
     cuts: dict[int, int] = {}  # span index -> length of the shorter mention it may be cut to
     names: set[str] = set()  # longer texts the document shows to be whole
+    for span in spans:
+        more = 0 if span.source == REVIEWER else written_into_word(text, span.start, span.end)
+        if more:
+            names.add(entity_key(text[span.start : span.end + more]))
     for index, span in enumerate(spans):
         mention = text[span.start : span.end]
         for cut in range(len(mention) - 1, 0, -1):
@@ -122,6 +128,8 @@ def particle_variants(text: str, spans: list[ScoredSpan]) -> list[ScoredSpan]:
                 cuts[index] = cut
             elif run and not text[run.end() : run.end() + 1].isalnum() and run_agrees(mention, run.group()):
                 names.add(entity_key(mention))  # particles follow the whole mention: its last letters are no particle
+            elif span.source != REVIEWER and written_into_word(text, span.start, span.start + cut) >= len(mention) - cut:
+                names.add(entity_key(mention))  # the writing shows its last letters are no particle (이헐나(43세))
             else:
                 cuts[index] = cut
             break

@@ -39,6 +39,7 @@ __all__ = [
     "leading_particle",
     "particle_length",
     "trailing_particle",
+    "written_into_word",
 ]
 
 _HANGUL_FIRST, _HANGUL_LAST = 0xAC00, 0xD7A3
@@ -244,3 +245,45 @@ def run_agrees(previous: str, run: str) -> bool:
         return found
     first = next((run[:n] for n in (1, 2, 3) if leading_particle(run[:n]) is not None), None)
     return first is None or agrees(previous, first) is not False
+
+
+# Case particles after which Korean writes no further particle (홍길동이에게, 홍길동의는 are not Korean)
+_CLOSING_PARTICLES = frozenset("이가을를은는의")
+_HANGUL_RUN = re.compile(r"[가-힣]+")
+_QUOTE_PAIRS = {"'": "'", "‘": "’", '"': '"', "“": "”", "「": "」", "『": "』"}
+
+
+def written_into_word(text: str, start: int, end: int) -> int:
+    """How many characters after the word ``text[start:end]`` read as particles yet belong to it, as the writing
+    shows (0: none). Three written cues, each impossible for a particle:
+
+    * a case particle no particle may follow is followed by more particles that end the word (``강요가에게``:
+      ``가``; after ``최``, ``최을의는``: ``을의``);
+    * one particle syllable ends the word right before an opening parenthesis (``피해자 이헐나(43세)``: Korean
+      writes the particle after the parenthetical);
+    * one particle syllable ends a quotation that opened with the word (``'반도' 식당``: the particle goes after
+      the closing quote).
+    """
+    grown = end
+    while True:
+        run = _HANGUL_RUN.match(text, grown)
+        word = run.group() if run else ""
+        after = text[grown + len(word) : grown + len(word) + 1]
+        if not word or after.isalnum():
+            return grown - end
+        first, rest = word[0], word[1:]
+        found = leading_particle(word)
+        stacked = (
+            first in _CLOSING_PARTICLES
+            and bool(rest)
+            and PARTICLE_RUN.fullmatch(rest) is not None
+            and (found is None or len(found[0]) == 1)  # 이나, 이라는: one particle
+            and run_agrees(text[start:grown] + first, rest)
+        )
+        opening = text[start - 1] if start else ""
+        alone = not rest and PARTICLE_RUN.fullmatch(first) is not None
+        if alone and (after == "(" or (opening in _QUOTE_PAIRS and after == _QUOTE_PAIRS[opening])):
+            return grown + 1 - end
+        if not stacked:
+            return grown - end
+        grown += 1
