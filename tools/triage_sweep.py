@@ -15,6 +15,9 @@ of another model or other documents is refused.
 ``unmarked_rate``) to the split's leaking documents by maximum likelihood, the marks those of the grid's first rule (a
 kind of mark seen fewer than 10 times keeps its weight), and prints the fitted rule with its Brier score and curve
 beside the first rule's: the defaults of :class:`~thunder.deid.triage.TriageRule` come from here.
+``--marks`` asks whether the marks of the grid's first rule could be told apart: a logistic regression over each
+mark's kind, score, Mecab-ko reading and surroundings (:func:`mark_features`), 5-fold cross-validated by document,
+and per cut-off of its probability the marks kept, the share on a leak and the leaked mentions they still cover.
 
 The documents are ``thunder evaluate --split val --mentions unseen``'s: the recipe stored with the model, or the
 one of ``--config`` (as ``thunder evaluate --config``); the first row of the table is the grid's first rule.
@@ -65,6 +68,7 @@ def main() -> None:
     parser.add_argument("--signals", action="store_true", help="also score other document-level signals")
     parser.add_argument("--cache", type=Path, default=None, help="JSON file of the model's outputs (made if absent)")
     parser.add_argument("--fit", action="store_true", help="fit the risk's weights to the split's leaking documents")
+    parser.add_argument("--marks", action="store_true", help="score a cross-validated classifier of the marks")
     parser.add_argument("--max-length", type=int, help="window length in tokens (default: the model's training windows)")
     parser.add_argument("--stride", type=int, help="tokens shared by consecutive windows (default: the model's)")
     args = parser.parse_args()
@@ -94,6 +98,8 @@ def main() -> None:
         _signals(Triage(deidentifier, first), documents, outputs, taxonomy)
     if args.fit:
         _fit(Triage(deidentifier, first), documents, outputs, taxonomy)
+    if args.marks:
+        _marks(Triage(deidentifier, first), documents, outputs, taxonomy)
 
 
 def _fit(triage: Triage, documents: list, outputs: dict, taxonomy) -> None:
@@ -219,6 +225,66 @@ def _signals(triage: Triage, documents: list, outputs: dict, taxonomy) -> None:
           f"{np.mean(found):.1f}/{leaks.sum()} (fitted on all, ranking the same documents: {fitted}) |")
     print(f"| a perfect judge of the marks would rank first the leaking documents with a mark on a leak | "
           f"{marked}/{leaks.sum()} |")  # fmt: skip
+
+
+_COMMON_TAGS = frozenset({"NNG", "NNB", "NNBC", "VV", "VA", "VX", "VCP", "VCN", "MAG", "MAJ", "MM", "IC", "XPN", "XSN",
+                          "XSV", "XSA", "XR", "JKS", "JKC", "JKG", "JKO", "JKB", "JKV", "JKQ", "JX", "JC", "EP", "EF",
+                          "EC", "ETN", "ETM", "SF", "SE", "SS", "SP", "SO", "SW"})  # fmt: skip
+MARK_FEATURES = ("near the threshold", "rest of a cut word", "log-odds of the score", "a proper noun (NNP)",
+                 "unknown, foreign or a number", "only common words", "only digits", "touches a replacement",
+                 "within 12 characters of one", "quoted", "log of its length", "several morphemes",
+                 "before 층/호/동/번")  # fmt: skip
+
+
+def mark_features(text: str, mark, replaced_spans) -> list[float]:
+    """What a mark looks like (:data:`MARK_FEATURES`): its kind and score, Mecab-ko's reading of its text, how near a
+    replaced span it sits, quotes around it, its length, a unit after it."""
+    from thunder.language.morphemes import word_analysis
+
+    tags = [part for _, tag, *_ in word_analysis(mark.text) for part in tag.split("+")]
+    score = min(max(mark.model_score if mark.model_score is not None else 0.5, 1e-4), 1 - 1e-4)
+    gap = min([abs(mark.start - s.end) for s in replaced_spans if s.end <= mark.start]
+              + [abs(s.start - mark.end) for s in replaced_spans if s.start >= mark.end] + [99])  # fmt: skip
+    quotes = "'\"‘’“”"
+    near = mark.reason == "near_threshold"
+    return [near, mark.reason == "cut_word", near * math.log(score / (1 - score)), "NNP" in tags,
+            any(t in ("UNKNOWN", "SL", "SH", "SN", "NR") for t in tags), all(t in _COMMON_TAGS for t in tags),
+            mark.text.isdigit(), gap <= 1, gap <= 12,
+            text[mark.start - 1 : mark.start] in quotes or text[mark.end : mark.end + 1] in quotes,
+            math.log(len(mark.text)), len(tags) > 1, text[mark.end : mark.end + 1] in ("층", "호", "동", "번")]  # fmt: skip
+
+
+def _marks(triage: Triage, documents: list, outputs: dict, taxonomy, folds: int = 5) -> None:
+    """Print what a classifier of the marks, cross-validated by document, keeps per cut-off of its probability."""
+    report = evaluate(_Replay(triage, outputs), documents, taxonomy=taxonomy)
+    leaked: dict[str, list[tuple[int, int]]] = {}
+    for leak in report.leaked:
+        leaked.setdefault(leak.doc_id, []).append((leak.start, leak.end))
+    rows, labels, fold, covers = [], [], [], []
+    order = np.random.default_rng(0).permutation(len(documents))
+    for position, index in enumerate(order):
+        doc = documents[index]
+        prediction, result = outputs[doc.text]
+        for mark in triage.triage(doc.text, prediction, result).suggestions:
+            hit = {(doc.doc_id, s) for s, e in leaked.get(doc.doc_id, []) if mark.start < e and s < mark.end}
+            rows.append(mark_features(doc.text, mark, result.spans))
+            labels.append(bool(hit))
+            fold.append(position % folds)
+            covers.append(hit)
+    x, y, fold = np.array(rows, dtype=float), np.array(labels, dtype=float), np.array(fold)
+    scores = np.zeros(len(y))
+    for k in range(folds):
+        scores[fold == k] = 1 / (1 + np.exp(-_design(x[fold == k]) @ _logistic(_design(x[fold != k]), y[fold != k])))
+    weights = _logistic(_design(x), y)
+    print(f"\nmarks: {len(y)}, {int(y.sum())} on a leak; {len(report.leaked)} leaked mentions; weights fitted on all: "
+          + ", ".join(f"{name} {w:+.2f}" for name, w in zip(("intercept",) + MARK_FEATURES, weights)))  # fmt: skip
+    print("\n| kept when the classifier (5-fold) gives at least | marks | on a leak | leaked mentions covered |")
+    print("|---|---|---|---|")
+    for cut in (0.0, 0.04, 0.06, 0.08, 0.1, 0.12, 0.15, 0.2, 0.25):
+        kept = scores >= cut
+        covered = set().union(*(c for c, k in zip(covers, kept) if k))
+        print(f"| {cut} | {int(kept.sum())} | {y[kept].mean() if kept.any() else 0:.1%} | "
+              f"{len(covered) / max(1, len(report.leaked)):.1%} ({len(covered)}/{len(report.leaked)}) |")
 
 
 def _top(scores: np.ndarray, leaks: np.ndarray, share: float = 0.2) -> int:

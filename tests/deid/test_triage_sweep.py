@@ -91,3 +91,23 @@ def test_fit_rule_recovers_the_weights_that_made_the_leaks(sweep):
     assert fitted.near_weight == pytest.approx(0.3, abs=0.05) and fitted.near_power < 0.3
     assert fitted.cut_word_weight == pytest.approx(0.1, abs=0.05)
     assert fitted.unmarked_rate == pytest.approx(0.5, abs=0.2)
+
+
+def test_mark_features_read_the_mark_and_its_surroundings(sweep) -> None:
+    from thunder.deid.pipeline import DetectedSpan
+    from thunder.deid.triage import PossibleMiss
+
+    text = "피해자 홍길동은 '해마루' 커피숍과 주차장 8층에서"
+    replaced = [DetectedSpan(4, 7, "홍길동", "내국인이름", "사건관계인특정정보", "direct", "A", 0.9, "model")]
+    def mark(word: str, reason: str = "near_threshold", score: float | None = 0.3) -> PossibleMiss:
+        start = text.index(word)
+        return PossibleMiss(start, start + len(word), word, "상호", None, None, 0.1, reason, model_score=score)
+    names = sweep.MARK_FEATURES
+    quoted = dict(zip(names, sweep.mark_features(text, mark("해마루"), replaced)))
+    common = dict(zip(names, sweep.mark_features(text, mark("주차장"), replaced)))
+    floor = dict(zip(names, sweep.mark_features(text, mark("8", "cut_word", None), replaced)))
+    assert quoted["quoted"] and not common["quoted"]
+    assert common["only common words"] and not quoted["only common words"]
+    assert quoted["within 12 characters of one"] and not common["within 12 characters of one"]
+    assert floor["only digits"] and floor["before 층/호/동/번"] and floor["rest of a cut word"]
+    assert floor["log-odds of the score"] == 0 and quoted["log-odds of the score"] == pytest.approx(math.log(0.3 / 0.7))
