@@ -474,6 +474,8 @@ def test_head_nouns_follow_the_training_documents() -> None:
         ({"batch_size": 0}, "batch_size"),
         ({"head_nouns": "outside"}, "head_nouns"),
         ({"compose": 1.5}, "compose"),
+        ({"published": ["x.jsonl"], "published_unscored": ["NNQ"]}, "NNQ is no Mecab-ko part of speech"),
+        ({"published_unscored": ["NNP/인명"]}, "published_unscored needs published decisions"),
     ],
 )
 def test_bad_config_values_are_rejected(options: dict, message: str) -> None:
@@ -702,3 +704,42 @@ def test_preview_through_the_thunder_command(tmp_path: Path, capsys: pytest.Capt
     config.write_text("data:\n  class_path: thunder.data.DeIdDataModule\n", encoding="utf-8")
     main(["data", "preview", "--config", str(config), "--n", "1", "--colour", "false"])
     assert capsys.readouterr().out.count("=== ") == 1
+
+
+def test_published_words_of_the_unscored_parts_of_speech_are_not_scored(tokenizer_dir: Path, tmp_path: Path) -> None:
+    import lzma
+
+    from thunder.data.token_classification import unscored_labels
+    from thunder.documents.corpus import held_out
+    from thunder.synthesis.synthesizer import SynthesizedDocument
+
+    tokenizer = ThunderTokenizer.from_pretrained(tokenizer_dir)
+    label_set = LabelSet(Taxonomy.load(), "category", "IO")
+    text = "피해자 홍길동에게 증인 김철수가 서울에서 말하였다."
+    document = SynthesizedDocument("d", text, (EntitySpan(4, 7, "내국인이름", "A"),))
+    offsets = tokenizer.encode(text).offsets
+    scored = token_labels(offsets, document.spans, label_set)
+    labels = unscored_labels(document, offsets, scored, frozenset({"NNP/인명"}))
+    name = (text.index("김철수"), text.index("김철수") + 3)
+    for (start, end), before, after in zip(offsets, scored, labels):
+        touches_name = start < name[1] and name[0] < end
+        assert after == (IGNORE_INDEX if touches_name else before), text[start:end]
+    assert any(label not in (0, IGNORE_INDEX) for label in labels)  # the span's name stays scored as one
+
+    ident = next(f"2021고단{n}" for n in range(10_000) if not held_out(f"2021고단{n}"))
+    decision = "【이    유】 피고인 1은 증인 김철수에게 서울에서 돈을 건넸다.\n"
+    path = tmp_path / "decisions.jsonl.xz"
+    with lzma.open(path, "wt", encoding="utf-8") as file:
+        file.write(json.dumps({"id": ident, "kind": "criminal", "date": "2021-03-04", "text": decision},
+                              ensure_ascii=False) + "\n")  # fmt: skip
+    module = datamodule(tokenizer_dir, published=[str(path)], published_share=0.5, published_unscored=["NNP/인명"])
+    dataset = module.datasets["train"]
+    assert [pool.unscored for pool in dataset.pools] == [frozenset({"NNP/인명"})]
+    index = len(dataset.items)  # the first slot of the published decisions
+    document = dataset.synthesize(index, 0)
+    encoding = dataset.tokenizer.encode(document.text)
+    (window,) = dataset[(0, index)]
+    expected = unscored_labels(document, encoding.offsets, token_labels(encoding.offsets, document.spans,
+                                                                         dataset.label_set), frozenset({"NNP/인명"}))
+    assert window["labels"][1:-1] == expected and IGNORE_INDEX in expected
+    assert module.state_dict()["recipe"]["published_unscored"] == ["NNP/인명"]

@@ -22,6 +22,7 @@ from thunder.documents.annotation import AnnotatedDocument
 from thunder.documents.published import read_published
 from thunder.documents.reviewed import read_reviewed
 from thunder.identifiers import CATALOGUE
+from thunder.language.morphemes import PARTS_OF_SPEECH
 from thunder.language.tokenizer import THUNDER_CONFIG
 from thunder.synthesis.composition import Composer, ComposingSynthesizer
 from thunder.synthesis.mentions import DEMO_MENTIONS, MentionBank, MentionSource, load_generators
@@ -92,6 +93,11 @@ class Recipe:
             their held-out share never). Training only.
         published_share: Share of every training epoch's documents that are chunks of published decisions, taken
             in turn; None: each chunk once per epoch.
+        published_unscored: Mecab-ko parts of speech whose words in published decisions are not scored outside
+            the courts' marks (``SL``; with a semantic class, ``NNP/인명``; ``UNKNOWN``: a word Mecab-ko does not know
+            that holds a letter; :func:`~thunder.language.morphemes.tagged_chars`): neither taught as identifiers nor
+            as text that is none, since a court leaves in clear text names of places, products and businesses that
+            the taxonomy counts as identifiers. Empty: every character is scored.
         root: Directory relative paths are relative to; None: the current one.
     """
 
@@ -116,6 +122,7 @@ class Recipe:
     reviewed_share: float | None = None
     published: tuple[str, ...] | None = None
     published_share: float | None = None
+    published_unscored: tuple[str, ...] = ()
     root: str | None = None
 
     def __post_init__(self) -> None:
@@ -138,6 +145,13 @@ class Recipe:
                     raise ValueError(f"{pool}_share {share} needs {what}: give them with "
                                      f"--data.init_args.{pool} '[DIR_OR_FILE, ...]'")  # fmt: skip
                 object.__setattr__(self, f"{pool}_share", float(share))
+        object.__setattr__(self, "published_unscored", tuple(self.published_unscored))
+        unknown = sorted(tag for tag in self.published_unscored if tag.split("/")[0] not in PARTS_OF_SPEECH)
+        if unknown:
+            raise ValueError(f"published_unscored: {', '.join(unknown)} is no Mecab-ko part of speech (one of "
+                             f"{', '.join(sorted(PARTS_OF_SPEECH))})")  # fmt: skip
+        if self.published_unscored and not self.published:
+            raise ValueError("published_unscored needs published decisions: give them with --data.init_args.published")
         if (self.reviewed_share or 0) + (self.published_share or 0) > 1:
             raise ValueError(f"reviewed_share {self.reviewed_share} and published_share {self.published_share} make "
                              "more than a whole epoch")  # fmt: skip

@@ -14,11 +14,12 @@ from lightning.pytorch.utilities import rank_zero_info
 from torch.utils.data import DataLoader
 
 from thunder.data.base import RecipeDataModule
-from thunder.data.labels import Example, TokenCollator, token_labels, window_examples
+from thunder.data.labels import IGNORE_INDEX, Example, TokenCollator, token_labels, window_examples
 from thunder.data.loaders import EpochDataset, ResumableDataLoader, evaluation_loader, training_loader
 from thunder.data.recipe import Filler, check_choice, check_inputs, check_positive
 from thunder.data.splits import SPLITS
 from thunder.documents.annotation import AnnotatedDocument
+from thunder.language.morphemes import tagged_chars
 from thunder.language.tokenizer import ThunderTokenizer, check_windows
 from thunder.synthesis.composition import ComposingSynthesizer
 from thunder.synthesis.mentions import MentionSource
@@ -27,7 +28,8 @@ from thunder.taxonomy import LabelSet, Taxonomy
 
 TEST_MENTIONS = ("seen", "unseen", "both")
 _RESUME_KEYS = ("seed", "replacement", "split", "split_seed", "mention_holdout", "random_mentions",
-                "substitute_nouns", "compose", "reviewed", "reviewed_share", "published", "published_share")
+                "substitute_nouns", "compose", "reviewed", "reviewed_share", "published", "published_share",
+                "published_unscored")
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,7 @@ class Pool:
 
     documents: Sequence[AnnotatedDocument]
     slots: int
+    unscored: frozenset[str] = frozenset()  # Mecab-ko parts of speech not scored outside the documents' spans
 
 
 def epoch_slots(documents: int, pools: Sequence[tuple[int, float | None]]) -> tuple[int, list[int]]:
@@ -82,15 +85,20 @@ class TokenClassificationDataset(EpochDataset):
     def __len__(self) -> int:
         return len(self.items) + sum(pool.slots for pool in self.pools)
 
-    def _pooled(self, index: int, epoch: int) -> tuple[AnnotatedDocument, int]:
-        """The document of slot ``index`` (past the items) at ``epoch``, and the epoch it is filled as."""
+    def _pool(self, index: int) -> tuple[Pool, int]:
+        """The pool of slot ``index`` (past the items) and the slot's place in it."""
         index -= len(self.items)
         for pool in self.pools:
             if index < pool.slots:
-                turn = epoch * pool.slots + index
-                return pool.documents[turn % len(pool.documents)], turn // len(pool.documents)
+                return pool, index
             index -= pool.slots
         raise IndexError(index)
+
+    def _pooled(self, index: int, epoch: int) -> tuple[AnnotatedDocument, int]:
+        """The document of slot ``index`` (past the items) at ``epoch``, and the epoch it is filled as."""
+        pool, slot = self._pool(index)
+        turn = epoch * pool.slots + slot
+        return pool.documents[turn % len(pool.documents)], turn // len(pool.documents)
 
     def lengths(self) -> list[int]:
         """Length of each item's annotated document in characters (a pool's slot: the document of its first
@@ -114,7 +122,21 @@ class TokenClassificationDataset(EpochDataset):
         document = self.synthesize(index, epoch)
         encoding = self.tokenizer.encode(document.text)
         labels = token_labels(encoding.offsets, document.spans, self.label_set)
+        unscored = self._pool(index)[0].unscored if index >= len(self.items) else frozenset()
+        if unscored:
+            labels = unscored_labels(document, encoding.offsets, labels, unscored)
         return window_examples(encoding, labels, self.tokenizer, self.max_length, self.stride, self.score_once)
+
+
+def unscored_labels(document: SynthesizedDocument, offsets: Sequence[tuple[int, int]], labels: Sequence[int],
+                    tags: frozenset[str]) -> list[int]:  # fmt: skip
+    """``labels`` with every token outside the document's spans that touches a word of the parts of speech ``tags``
+    (:func:`~thunder.language.morphemes.tagged_chars`) not scored (-100)."""
+    unscored = tagged_chars(document.text, tags)
+    for span in document.spans:
+        unscored[span.start : span.end] = bytes(span.end - span.start)
+    return [IGNORE_INDEX if label == 0 and any(unscored[start:end]) else label
+            for (start, end), label in zip(offsets, labels)]  # fmt: skip
 
 
 def epoch_line(base: int, pools: Sequence[tuple[str, Sequence[AnnotatedDocument], int]]) -> str:
@@ -166,6 +188,11 @@ class DeIdDataModule(RecipeDataModule):
             the rest is text that is no identifier (:mod:`thunder.documents.published`); their held-out share never.
         published_share: Share of every training epoch's documents that are chunks of published decisions (taken in
             turn, each filled anew when it comes back); None: each chunk once per epoch.
+        published_unscored: Mecab-ko parts of speech whose words in published decisions are not scored outside the
+            courts' marks (``[NNP/인명, NNP/지명, SL, UNKNOWN]``: names of persons and places, foreign letters, unknown
+            words; :func:`~thunder.language.morphemes.tagged_chars`): a court
+            leaves names of places, products and businesses in clear text that the taxonomy counts as identifiers,
+            so they are taught neither way.
         base_model: A token classifier to adapt (a Thunder ``.ckpt``, an export, an imported or published release):
             the data is tokenized with its tokenizer and labelled with its label set (taxonomy, granularity,
             scheme), handed over by :meth:`connect` (``thunder fit`` connects them), so ``tokenizer`` and
@@ -193,6 +220,7 @@ class DeIdDataModule(RecipeDataModule):
         reviewed_share: float | None = None,
         published: list[str] | None = None,
         published_share: float | None = None,
+        published_unscored: list[str] | None = None,
         base_model: str | None = None,
         **kwargs: Any,
     ) -> None:
@@ -201,6 +229,7 @@ class DeIdDataModule(RecipeDataModule):
             train_dirs=train_dirs, val_dirs=val_dirs, test_dirs=test_dirs, generators=generators,
             random_mentions=random_mentions, substitute_nouns=substitute_nouns, head_nouns=head_nouns,
             reviewed=reviewed, reviewed_share=reviewed_share, published=published, published_share=published_share,
+            published_unscored=tuple(published_unscored or ()),
         )  # fmt: skip
         recipe = self.recipe
         test_mentions = test_mentions or ("both" if recipe.mention_holdout > 0 else "seen")
@@ -284,7 +313,8 @@ class DeIdDataModule(RecipeDataModule):
         sizes = [(len(self.filler.reviewed()), self.recipe.reviewed_share),
                  (len(self.filler.published()), self.recipe.published_share)]  # fmt: skip
         base, slots = epoch_slots(len(documents["train"]), sizes)
-        pools = [Pool(self.filler.reviewed(), slots[0]), Pool(self.filler.published(), slots[1])]
+        pools = [Pool(self.filler.reviewed(), slots[0]),
+                 Pool(self.filler.published(), slots[1], frozenset(self.recipe.published_unscored))]  # fmt: skip
         rank_zero_info(epoch_line(base, [("reviewed judgments", self.filler.reviewed(), slots[0]),
                                          ("published decision chunks", self.filler.published(), slots[1])]))
         sets["train"] = (documents["train"][:base], sets["train"][1])

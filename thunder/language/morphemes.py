@@ -299,6 +299,32 @@ def word_analysis(word: str) -> tuple[tuple[str, str, str], ...]:
     return tuple(tuple(line.split("\t")) for line in output.splitlines() if line.count("\t") == 2)  # type: ignore[misc]
 
 
+# mecab-ko-dic's parts of speech, and UNKNOWN for a word it does not know (:func:`word_analysis`)
+PARTS_OF_SPEECH = frozenset(
+    "NNG NNP NNB NNBC NR NP VV VA VX VCP VCN MM MAG MAJ IC JKS JKC JKG JKO JKB JKV JKQ JX JC EP EF EC ETN ETM XPN XSN "
+    "XSV XSA XR SF SE SSO SSC SC SY SL SH SN UNKNOWN".split()
+)
+
+
+def tagged_chars(text: str, tags: frozenset[str] | set[str]) -> bytearray:
+    """Per character of ``text``, 1 where Mecab-ko reads it as a morpheme of one of the parts of speech ``tags``: a
+    part of speech (``SL``, foreign letters), one with its semantic class (``NNP/인명``, ``NNP/지명``: proper nouns of
+    persons and places, not the dictionary's compound terms such as ``집행유예``), or ``UNKNOWN``, a word Mecab-ko
+    does not know that holds a letter (not a number or a symbol). Each whitespace-separated word is read on its own
+    (:func:`word_analysis`); a word whose reading does not spell it is left at 0."""
+    flags = bytearray(len(text))
+    for word in _NON_SPACE.finditer(text):
+        position = word.start()
+        morphemes = word_analysis(word.group())
+        if "".join(surface for surface, *_ in morphemes) != word.group():
+            continue
+        for surface, tag, semantic in morphemes:
+            if (tag in tags or f"{tag}/{semantic}" in tags) and (tag != "UNKNOWN" or any(c.isalpha() for c in surface)):
+                flags[position : position + len(surface)] = b"\x01" * len(surface)
+            position += len(surface)
+    return flags
+
+
 _NOUNS = frozenset({"NNG", "NNP", "NNB", "NR", "SL", "SH", "SN", "XR"})  # morphemes that go on a word (no suffix, ending)
 # nouns written onto a name that keep it the name's (한빛주식회사, 한빛아파트)
 ENTITY_HEADS = frozenset({"주식회사", "유한회사", "회사", "법인", "은행", "병원", "의원", "학교", "아파트", "빌라", "상사"})
