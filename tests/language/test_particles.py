@@ -229,6 +229,7 @@ def test_leading_particle() -> None:
         ("‘반도’라는 식당", "반", 1),
         ("'큰 반도' 식당", "반", 0),  # a quotation that does not open with the word
         ("홍길동이(가명) 말했다", "홍길", 0),  # 동이: two syllables before the parenthesis
+        ("홍길동이(가) 말했다", "홍길동", 0),  # a form's choice of particle: 이(가), 을(를)
         ("홍길동은", "홍길동", 0),
     ],
 )

@@ -250,6 +250,7 @@ def run_agrees(previous: str, run: str) -> bool:
 # Case particles after which Korean writes no further particle (홍길동이에게, 홍길동의는 are not Korean)
 _CLOSING_PARTICLES = frozenset("이가을를은는의")
 _HANGUL_RUN = re.compile(r"[가-힣]+")
+_PARTICLE_CHOICE = re.compile(r"(?:" + "|".join(_NOUN_PARTICLES) + r")\)")
 _QUOTE_PAIRS = {"'": "'", "‘": "’", '"': '"', "“": "”", "「": "」", "『": "』"}
 
 
@@ -282,7 +283,8 @@ def written_into_word(text: str, start: int, end: int) -> int:
         )
         opening = text[start - 1] if start else ""
         alone = not rest and PARTICLE_RUN.fullmatch(first) is not None
-        if alone and (after == "(" or (opening in _QUOTE_PAIRS and after == _QUOTE_PAIRS[opening])):
+        parenthesis = after == "(" and not _PARTICLE_CHOICE.match(text, grown + 2)  # 이(가): the other form
+        if alone and (parenthesis or (opening in _QUOTE_PAIRS and after == _QUOTE_PAIRS[opening])):
             return grown + 1 - end
         if not stacked:
             return grown - end
