@@ -190,9 +190,8 @@ class DeIdDataModule(RecipeDataModule):
             turn, each filled anew when it comes back); None: each chunk once per epoch.
         published_unscored: Mecab-ko parts of speech whose words in published decisions are not scored outside the
             courts' marks (``[NNP/인명, NNP/지명, SL, UNKNOWN]``: names of persons and places, foreign letters, unknown
-            words; :func:`~thunder.language.morphemes.tagged_chars`): a court
-            leaves names of places, products and businesses in clear text that the taxonomy counts as identifiers,
-            so they are taught neither way.
+            words; :func:`~thunder.language.morphemes.tagged_chars`): a court leaves names of places, products and
+            businesses in clear text that the taxonomy counts as identifiers, so they are taught neither way.
         base_model: A token classifier to adapt (a Thunder ``.ckpt``, an export, an imported or published release):
             the data is tokenized with its tokenizer and labelled with its label set (taxonomy, granularity,
             scheme), handed over by :meth:`connect` (``thunder fit`` connects them), so ``tokenizer`` and
