@@ -41,6 +41,7 @@ from thunder.deid.pipeline import PipelineOptions
 from thunder.deid.triage import REASONS, Triage, TriageRule
 from thunder.evaluation.evaluate import evaluate
 from thunder.evaluation.gold import load_documents
+from thunder.language.morphemes import PARTS_OF_SPEECH, word_analysis
 
 
 MIN_MARKS = 10  # the fewest marks of a kind whose weight --fit fits
@@ -227,9 +228,8 @@ def _signals(triage: Triage, documents: list, outputs: dict, taxonomy) -> None:
           f"{marked}/{leaks.sum()} |")  # fmt: skip
 
 
-_COMMON_TAGS = frozenset({"NNG", "NNB", "NNBC", "VV", "VA", "VX", "VCP", "VCN", "MAG", "MAJ", "MM", "IC", "XPN", "XSN",
-                          "XSV", "XSA", "XR", "JKS", "JKC", "JKG", "JKO", "JKB", "JKV", "JKQ", "JX", "JC", "EP", "EF",
-                          "EC", "ETN", "ETM", "SF", "SE", "SS", "SP", "SO", "SW"})  # fmt: skip
+# Mecab-ko readings of ordinary words: every part of speech but names, foreign letters, numbers and unknown words
+_COMMON_TAGS = PARTS_OF_SPEECH - {"NNP", "NP", "NR", "SL", "SH", "SN", "UNKNOWN"}
 MARK_FEATURES = ("near the threshold", "rest of a cut word", "log-odds of the score", "a proper noun (NNP)",
                  "unknown, foreign or a number", "only common words", "only digits", "touches a replacement",
                  "within 12 characters of one", "quoted", "log of its length", "several morphemes",
@@ -239,8 +239,6 @@ MARK_FEATURES = ("near the threshold", "rest of a cut word", "log-odds of the sc
 def mark_features(text: str, mark, replaced_spans) -> list[float]:
     """What a mark looks like (:data:`MARK_FEATURES`): its kind and score, Mecab-ko's reading of its text, how near a
     replaced span it sits, quotes around it, its length, a unit after it."""
-    from thunder.language.morphemes import word_analysis
-
     tags = [part for _, tag, *_ in word_analysis(mark.text) for part in tag.split("+")]
     score = min(max(mark.model_score if mark.model_score is not None else 0.5, 1e-4), 1 - 1e-4)
     gap = min([abs(mark.start - s.end) for s in replaced_spans if s.end <= mark.start]

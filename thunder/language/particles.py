@@ -265,7 +265,7 @@ def written_into_word(text: str, start: int, end: int) -> int:
     * one particle syllable ends a quotation that opened with the word (``'반도' 식당``: the particle goes after
       the closing quote).
     """
-    grown = end
+    grown, opening = end, text[start - 1] if start else ""
     while True:
         run = _HANGUL_RUN.match(text, grown)
         word = run.group() if run else ""
@@ -281,7 +281,6 @@ def written_into_word(text: str, start: int, end: int) -> int:
             and (found is None or len(found[0]) == 1)  # 이나, 이라는: one particle
             and run_agrees(text[start:grown] + first, rest)
         )
-        opening = text[start - 1] if start else ""
         alone = not rest and PARTICLE_RUN.fullmatch(first) is not None
         parenthesis = after == "(" and not _PARTICLE_CHOICE.match(text, grown + 2)  # 이(가): the other form
         if alone and (parenthesis or (opening in _QUOTE_PAIRS and after == _QUOTE_PAIRS[opening])):
