@@ -375,9 +375,11 @@ def test_every_occurrence_undo_boundaries_keys_and_the_entity_table(page) -> Non
                                                                                       "2", "2", "0"]  # fmt: skip
     assert rows.nth(0).locator("button").all_inner_texts() == ["accept all 2", "reject all 2"]  # the count first
     rows.nth(0).locator("button", has_text="reject all").click()
-    page.wait_for_selector("#entities tbody tr td:has-text('0') >> nth=0")
+    counts = page.locator("#entities tbody tr").nth(0).locator("td")
+    # wait on the accepted count (the rejected one read 0 before the click too)
+    page.wait_for_selector("#entities tbody tr:first-child td:nth-child(4):text-is('0')")
     assert [s["state"] for s in spans_of(page)] == ["rejected", "added", "rejected"]
-    assert page.locator("#entities tbody tr").nth(0).locator("td").all_inner_texts()[3:5] == ["0", "2"]
+    assert counts.all_inner_texts()[3:5] == ["0", "2"]
 
     select_text(page, text.index("판결"), text.index("판결") + 2)
     page.keyboard.press("e")
