@@ -670,6 +670,31 @@ def test_mlm_datamodule_packs_without_dropping_tokens(tokenizer_dir: Path, tmp_p
     assert packed["labels"].tolist()[1][:3] == [-100, -100, -100] and packed["labels"].tolist()[0][7] == 21
 
 
+def test_mlm_text_share_sets_each_epochs_mix_and_walks_the_chunks_in_turn(tokenizer_dir: Path, tmp_path: Path) -> None:
+    (tmp_path / "corpus").mkdir()
+    lines = [f"제{n}조 원심판결을 파기하고 사건을 환송한다. {'가나다라' * 200}\n" for n in range(400)]
+    (tmp_path / "corpus" / "a.txt").write_text("".join(lines), encoding="utf-8")
+    options = dict(tokenizer=str(tokenizer_dir), text_paths=[str(tmp_path / "corpus")], max_length=64, val_fraction=0.0)
+    everything = MLMDataModule(**options)
+    everything.setup("fit")
+    judgments = sum(not isinstance(item, str) for item in everything.datasets["train"].items)
+    chunks = [item for item in everything.datasets["train"].items if isinstance(item, str)]
+    assert len(chunks) > 3 * judgments  # without text_share the chunks outnumber the judgments
+    module = MLMDataModule(**options, text_share=0.25)
+    module.setup("fit")
+    train = module.datasets["train"]
+    slots = round(judgments * 0.25 / 0.75)
+    assert len(train.items) == judgments and len(train) == judgments + slots
+    assert not any(isinstance(item, str) for item in train.items)
+    read = [train.text(judgments + j, epoch) for epoch in range(3) for j in range(slots)]
+    assert read == [chunks[k % len(chunks)] for k in range(3 * slots)]  # in turn, across epochs
+    assert train[(0, judgments)]["input_ids"] != train[(1, judgments)]["input_ids"]
+    assert len(module.datasets["val"]) == len(everything.datasets["val"])
+    for bad in (dict(text_share=1.0), dict(text_share=0.3, use_judgments=False)):
+        with pytest.raises(ValueError, match="text_share"):
+            MLMDataModule(**{**options, **bad})
+
+
 # ----------------------------------------------------------------------------------------------- preview
 
 

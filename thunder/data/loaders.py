@@ -58,6 +58,16 @@ class EpochDataset(Dataset):
         return (epoch if self.fixed_epoch is None else self.fixed_epoch), index
 
 
+def epoch_slots(documents: int, pools: Sequence[tuple[int, float | None]]) -> tuple[int, list[int]]:
+    """``(train-split documents, slots of each pool)`` of a training epoch of ``documents`` train-split judgments and
+    pools of ``(size, share)``: a pool makes ``share`` of the epoch's documents (None: each of its documents once);
+    pools whose shares make the whole epoch (or no train split) are read alone, each document once."""
+    shared = sum(share for _, share in pools if share is not None)
+    if shared >= 1 or documents == 0:
+        return 0, [size for size, _ in pools]
+    return documents, [size if share is None else max(1, round(documents * share / (1 - shared))) for size, share in pools]
+
+
 class EpochSampler(DistributedSampler):
     """Deterministic per-epoch order of ``(epoch, index)`` keys; a ``DistributedSampler`` so Lightning keeps it.
 

@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any, Literal, Sequence
 
 import torch
+from lightning.pytorch.utilities import rank_zero_info
 from torch.utils.data import DataLoader
 
 from thunder.data.base import RecipeDataModule
 from thunder.data.labels import IGNORE_INDEX, Example, TokenCollator
-from thunder.data.loaders import EpochDataset, evaluation_loader, training_loader
+from thunder.data.loaders import EpochDataset, epoch_slots, evaluation_loader, training_loader
 from thunder.data.recipe import Filler, check_choice, check_inputs
 from thunder.data.splits import read_corpus
 from thunder.documents.annotation import AnnotatedDocument
@@ -77,7 +78,12 @@ def mask_tokens(
 
 
 class MLMDataset(EpochDataset):
-    """Masked documents: annotated judgments (synthesized per epoch) and plain-text chunks; item = one document."""
+    """Masked documents: annotated judgments (synthesized per epoch) and plain-text chunks; item = one document.
+
+    ``texts`` (training only) take ``text_slots`` items after ``items`` every epoch, in turn: slot ``j`` of epoch
+    ``e`` reads chunk ``(e * text_slots + j) % len(texts)``, so an epoch reads a fixed number of them whatever their
+    count.
+    """
 
     def __init__(
         self,
@@ -88,16 +94,26 @@ class MLMDataset(EpochDataset):
         probability: float = 0.15,
         whole_morpheme: bool = False,
         epoch: int | None = None,
+        texts: Sequence[str] = (),
+        text_slots: int = 0,
     ) -> None:
         super().__init__(items, synthesizer, tokenizer, epoch)
+        if text_slots and not texts:
+            raise ValueError("text_slots without texts")
+        self.texts, self.text_slots = list(texts), text_slots
         self.seed = seed
         self.probability, self.whole_morpheme = probability, whole_morpheme
         special = (tokenizer.pad_token_id, tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.unk_token_id,
                    tokenizer.mask_token_id)  # fmt: skip
         self.special_ids = sorted(set(special))
 
+    def __len__(self) -> int:
+        return len(self.items) + self.text_slots
+
     def text(self, index: int, epoch: int) -> str:
         """Text of item ``index`` at ``epoch``: synthesized for a judgment, as is for plain text."""
+        if index >= len(self.items):
+            return self.texts[(epoch * self.text_slots + index - len(self.items)) % len(self.texts)]
         item = self.items[index]
         if isinstance(item, str):
             return item
@@ -161,6 +177,9 @@ class MLMDataModule(RecipeDataModule):
             or not; files or directories searched recursively.
         mlm_probability: Share of tokens (or morphemes) chosen for prediction.
         whole_morpheme: Mask all BPE pieces of a Mecab-ko morpheme together.
+        text_share: Share of every training epoch's documents that are chunks of ``text_paths``, taken in turn
+            beside each train judgment once (None: every chunk and every judgment once an epoch; the chunks then
+            outnumber the judgments as the corpora's sizes do).
         val_fraction: Share of documents held out for validation (chosen by a stable hash).
         judgments: ``train``: only the train share of ``data_dir`` under ``split``/``split_seed`` (the split
             :class:`~thunder.data.token_classification.DeIdDataModule` makes with the same values), so pretraining
@@ -180,6 +199,7 @@ class MLMDataModule(RecipeDataModule):
         text_paths: list[str] | None = None,
         mlm_probability: float = 0.15,
         whole_morpheme: bool = False,
+        text_share: float | None = None,
         val_fraction: float = 0.01,
         judgments: Literal["train", "all"] = "train",
         prepared_dir: str | None = None,
@@ -195,6 +215,9 @@ class MLMDataModule(RecipeDataModule):
             raise ValueError(f"val_fraction must be in [0, 1), got {val_fraction}")
         if not use_judgments and not text_paths and not prepared_dir:
             raise ValueError("nothing to train on: use_judgments is False and no text_paths are given")
+        if text_share is not None and not (0 < text_share < 1 and use_judgments and text_paths and not prepared_dir):
+            raise ValueError(f"text_share {text_share} mixes judgments and text_paths: it must be in (0, 1), with "
+                             f"use_judgments, text_paths and no prepared_dir")  # fmt: skip
         if prepared_dir is not None and self.recipe.compose > 0:
             raise ValueError(f"compose {self.recipe.compose} composes the judgments of data_dir every epoch; the shards of "
                              f"prepared_dir are trained as they were prepared: set compose to 0 with prepared_dir")  # fmt: skip
@@ -202,6 +225,7 @@ class MLMDataModule(RecipeDataModule):
         self.text_paths = list(text_paths or [])
         self.mlm_probability = mlm_probability
         self.whole_morpheme = whole_morpheme
+        self.text_share = text_share
         self.val_fraction = val_fraction
         self.judgments = judgments
         self.prepared_dir = prepared_dir
@@ -233,11 +257,20 @@ class MLMDataModule(RecipeDataModule):
             key = item if isinstance(item, str) else item.doc_id
             held_out = stable_share("mlm-val", key) < self.val_fraction
             parts["val" if held_out else "train"].append(item)
+        texts: list[str] = []
+        text_slots = 0
+        if self.text_share is not None:
+            texts = [item for item in parts["train"] if isinstance(item, str)]
+            parts["train"] = [item for item in parts["train"] if not isinstance(item, str)]
+            _, (text_slots,) = epoch_slots(len(parts["train"]), [(len(texts), self.text_share)])
+            rank_zero_info(f"training epoch: {len(parts['train']):,} judgments + {text_slots:,} of {len(texts):,} "
+                           f"text chunks")  # fmt: skip
         for name, epoch in (("train", None), ("val", 0)):
+            training = name == "train"
             self.datasets[name] = MLMDataset(
                 parts[name], synthesizer, self.tokenizer, self.recipe.seed, self.mlm_probability, self.whole_morpheme,
-                epoch,
-            )
+                epoch, texts if training else (), text_slots if training else 0,
+            )  # fmt: skip
 
     def _collator(self) -> PackingCollator:
         tok = self.tokenizer

@@ -15,7 +15,7 @@ from torch.utils.data import DataLoader
 
 from thunder.data.base import RecipeDataModule
 from thunder.data.labels import IGNORE_INDEX, Example, TokenCollator, token_labels, window_examples
-from thunder.data.loaders import EpochDataset, ResumableDataLoader, evaluation_loader, training_loader
+from thunder.data.loaders import EpochDataset, ResumableDataLoader, epoch_slots, evaluation_loader, training_loader
 from thunder.data.recipe import Filler, check_choice, check_inputs, check_positive
 from thunder.data.splits import SPLITS
 from thunder.documents.annotation import AnnotatedDocument
@@ -40,16 +40,6 @@ class Pool:
     documents: Sequence[AnnotatedDocument]
     slots: int
     unscored: frozenset[str] = frozenset()  # Mecab-ko parts of speech not scored outside the documents' spans
-
-
-def epoch_slots(documents: int, pools: Sequence[tuple[int, float | None]]) -> tuple[int, list[int]]:
-    """``(train-split documents, slots of each pool)`` of a training epoch of ``documents`` train-split judgments and
-    pools of ``(size, share)``: a pool makes ``share`` of the epoch's documents (None: each of its documents once);
-    pools whose shares make the whole epoch (or no train split) are read alone, each document once."""
-    shared = sum(share for _, share in pools if share is not None)
-    if shared >= 1 or documents == 0:
-        return 0, [size for size, _ in pools]
-    return documents, [size if share is None else max(1, round(documents * share / (1 - shared))) for size, share in pools]
 
 
 class TokenClassificationDataset(EpochDataset):
