@@ -68,6 +68,13 @@ def epoch_slots(documents: int, pools: Sequence[tuple[int, float | None]]) -> tu
     return documents, [size if share is None else max(1, round(documents * share / (1 - shared))) for size, share in pools]
 
 
+def pool_turn(epoch: int, slots: int, slot: int, size: int) -> tuple[int, int]:
+    """``(document, filling)`` of ``slot`` of a pool of ``size`` documents read ``slots`` a training epoch, in turn
+    across epochs: the ``k = epoch * slots + slot``-th read is document ``k % size``, its ``k // size``-th reading."""
+    turn = epoch * slots + slot
+    return turn % size, turn // size
+
+
 class EpochSampler(DistributedSampler):
     """Deterministic per-epoch order of ``(epoch, index)`` keys; a ``DistributedSampler`` so Lightning keeps it.
 

@@ -19,7 +19,7 @@ from torch.utils.data import DataLoader
 
 from thunder.data.base import RecipeDataModule
 from thunder.data.labels import IGNORE_INDEX, Example, TokenCollator
-from thunder.data.loaders import EpochDataset, epoch_slots, evaluation_loader, training_loader
+from thunder.data.loaders import EpochDataset, epoch_slots, evaluation_loader, pool_turn, training_loader
 from thunder.data.recipe import Filler, check_choice, check_inputs
 from thunder.data.splits import read_corpus
 from thunder.documents.annotation import AnnotatedDocument
@@ -80,9 +80,8 @@ def mask_tokens(
 class MLMDataset(EpochDataset):
     """Masked documents: annotated judgments (synthesized per epoch) and plain-text chunks; item = one document.
 
-    ``texts`` (training only) take ``text_slots`` items after ``items`` every epoch, in turn: slot ``j`` of epoch
-    ``e`` reads chunk ``(e * text_slots + j) % len(texts)``, so an epoch reads a fixed number of them whatever their
-    count.
+    ``texts`` (training only) take ``text_slots`` items after ``items`` every epoch, in turn across epochs
+    (:func:`~thunder.data.loaders.pool_turn`), so an epoch reads a fixed number of them whatever their count.
     """
 
     def __init__(
@@ -113,7 +112,7 @@ class MLMDataset(EpochDataset):
     def text(self, index: int, epoch: int) -> str:
         """Text of item ``index`` at ``epoch``: synthesized for a judgment, as is for plain text."""
         if index >= len(self.items):
-            return self.texts[(epoch * self.text_slots + index - len(self.items)) % len(self.texts)]
+            return self.texts[pool_turn(epoch, self.text_slots, index - len(self.items), len(self.texts))[0]]
         item = self.items[index]
         if isinstance(item, str):
             return item

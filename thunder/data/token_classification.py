@@ -15,7 +15,14 @@ from torch.utils.data import DataLoader
 
 from thunder.data.base import RecipeDataModule
 from thunder.data.labels import IGNORE_INDEX, Example, TokenCollator, token_labels, window_examples
-from thunder.data.loaders import EpochDataset, ResumableDataLoader, epoch_slots, evaluation_loader, training_loader
+from thunder.data.loaders import (
+    EpochDataset,
+    ResumableDataLoader,
+    epoch_slots,
+    evaluation_loader,
+    pool_turn,
+    training_loader,
+)
 from thunder.data.recipe import Filler, check_choice, check_inputs, check_positive
 from thunder.data.splits import SPLITS
 from thunder.documents.annotation import AnnotatedDocument
@@ -87,8 +94,8 @@ class TokenClassificationDataset(EpochDataset):
     def _pooled(self, index: int, epoch: int) -> tuple[AnnotatedDocument, int]:
         """The document of slot ``index`` (past the items) at ``epoch``, and the epoch it is filled as."""
         pool, slot = self._pool(index)
-        turn = epoch * pool.slots + slot
-        return pool.documents[turn % len(pool.documents)], turn // len(pool.documents)
+        document, filling = pool_turn(epoch, pool.slots, slot, len(pool.documents))
+        return pool.documents[document], filling
 
     def lengths(self) -> list[int]:
         """Length of each item's annotated document in characters (a pool's slot: the document of its first
