@@ -13,7 +13,7 @@ from lightning.pytorch import LightningDataModule, Trainer
 from torch.utils.data import DataLoader
 
 from thunder.deid.operators import entity_key
-from thunder.deid.overlaps import _key_pattern
+from thunder.deid.overlaps import _key_pattern, marked_shares
 from thunder.deid.pipeline import Deidentifier, DeidResult
 from thunder.identifiers.base import ScoredSpan
 from thunder.language.particles import fix_particle
@@ -43,7 +43,7 @@ def check_invariants(
     text: str, result: DeidResult, given_spans: list[ScoredSpan] = (), deid: Deidentifier | None = None
 ) -> None:
     """Placeholder-operator invariants: characters outside replaced spans kept (a particle right after a
-    replacement may be corrected), no text left of a detection that spreads (``deid.spreads``, default options),
+    replacement may be corrected), no text left of a detection that spreads (``deid.policy.spreads``, default options),
     one placeholder per entity, input spans covered."""
     deid = deid or _DEFAULTS
     spans = sorted(result.spans, key=lambda s: s.start)
@@ -62,7 +62,9 @@ def check_invariants(
         previous_end, previous = span.end, replacement
     tail = text[previous_end:]
     assert out[position:] in ({tail} if previous is None else {tail, fix_particle(previous, tail)})
-    for key in {entity_key(span.text) for span in spans if deid.policy.spreads(entity_key(span.text), span)}:
+    detected = {span: entity_key(span.text) for span in spans if span.source != "propagated"}
+    shares = marked_shares(text, list(detected), set(detected.values()), None)  # at most the pipeline's
+    for key in {key for span, key in detected.items() if deid.policy.spreads(key, span, shares[key])}:
         if len(key) >= 2:
             assert not _key_pattern(key).search(out), f"{key!r} left in {out!r}"
     letters: dict[str, str] = {}

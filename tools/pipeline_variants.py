@@ -1,8 +1,8 @@
 """Evaluate several pipeline options on one model run: the model's token predictions are computed once (and cached),
 then every variant's spans, propagation and replacement are scored as ``thunder evaluate`` scores them.
 
-Variants are pipeline options (:class:`thunder.deid.pipeline.PipelineOptions`) by name; those that change the model's
-forward pass (``threshold``, ``max_length``, ``stride``) are the same for all. Documents are loaded as ``thunder
+Variants are pipeline options (:class:`thunder.deid.pipeline.PipelineOptions`) and publication policy options
+(:class:`thunder.deid.policy.PublicationPolicy`) by name; those that change the model's forward pass (``threshold``, ``max_length``, ``stride``) are the same for all. Documents are loaded as ``thunder
 evaluate`` loads them, from the model's stored recipe (or ``--config``'s), ``--data`` replacing its corpus:
 
     PYTHONPATH=. python tools/pipeline_variants.py --model runs/small/finetune/checkpoints/last.ckpt \\
@@ -23,6 +23,7 @@ from prediction_cache import cached_predictions  # tools/prediction_cache.py
 
 from thunder.commands.evaluate import RecipeOptions
 from thunder.deid.pipeline import Deidentifier, PipelineOptions
+from thunder.deid.policy import PublicationPolicy
 from thunder.evaluation.evaluate import evaluate
 from thunder.evaluation.gold import load_documents
 from thunder.evaluation.report import EvaluationReport, percent
@@ -31,14 +32,15 @@ from thunder.identifiers import CATALOGUE
 FORWARD = ("threshold", "max_length", "stride", "batch_size", "device", "model", "taxonomy")
 
 
-def build(options: PipelineOptions, loaded: Deidentifier) -> Deidentifier:
-    """The pipeline ``options`` describe around the model ``loaded`` already holds."""
-    shared = ("model", "taxonomy", "runtime")
-    fields = {f.name: getattr(options, f.name) for f in dataclasses.fields(options) if f.name not in shared}
-    for name in ("threshold", "grow_threshold"):  # None: the operating point the model was loaded at
-        fields[name] = getattr(loaded, name) if fields[name] is None else fields[name]
-    fields["grow_threshold"] = None if fields["grow_threshold"] == "off" else fields["grow_threshold"]
-    return Deidentifier(loaded.model, loaded.tokenizer, loaded.label_set, runtime=loaded.runtime, **fields)
+def build(options: PipelineOptions, policy: PublicationPolicy, loaded: Deidentifier) -> Deidentifier:
+    """The pipeline ``options`` and ``policy`` describe around the model ``loaded`` already holds, at its windows and
+    operating point (``grow_threshold`` as given)."""
+    return Deidentifier(
+        loaded.model, loaded.tokenizer, loaded.label_set, recognizers=options.recognizers, operator=options.operator,
+        operators=options.operators, max_length=loaded.windowing.max_length, stride=loaded.windowing.stride,
+        batch_size=loaded.batch_size, operating_point=loaded.operating_point.given(None, options.grow_threshold),
+        runtime=loaded.runtime, policy=policy,
+    )  # fmt: skip
 
 
 def row(name: str, report: EvaluationReport, structured_labels: set[str]) -> str:
@@ -64,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write every variant's full report here")
     parser.add_argument("--split", choices=("train", "val", "test"))
     parser.add_argument("--mentions", choices=("seen", "unseen"), default="seen")
+    parser.add_argument("--seed", type=int, help="filling seed, as thunder evaluate's (default: the recipe's)")
     parser.add_argument("--threshold", type=float, default=PipelineOptions.threshold)
     args = parser.parse_args(argv)
     variants = json.loads(args.variants)
@@ -71,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"pipeline_variants: the options {FORWARD} are shared by all variants")
     base = PipelineOptions(model=args.model, threshold=args.threshold)
     model = base.build()
-    recipe, _ = RecipeOptions(config=args.config, data=args.data).recipe(args.model)
+    recipe, _ = RecipeOptions(config=args.config, data=args.data, seed=args.seed).recipe(args.model)
     taxonomy = model.taxonomy.with_alias_files(recipe.alias_files) if recipe.alias_files else model.taxonomy
     documents = list(load_documents(recipe, taxonomy, split=args.split, mentions=args.mentions))
     texts = [doc.text for doc in documents]
@@ -84,7 +87,10 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     reports = {}
     for name, options in variants.items():
-        variant = build(dataclasses.replace(base, **options), model)
+        policy_names = {f.name for f in dataclasses.fields(PublicationPolicy)}
+        policy = PublicationPolicy(**{k: v for k, v in options.items() if k in policy_names})
+        pipeline = dataclasses.replace(base, **{k: v for k, v in options.items() if k not in policy_names})
+        variant = build(pipeline, policy, model)
         report = evaluate(lambda text: variant.finish(text, cached[text]), documents, taxonomy=taxonomy,
                           tokenizer=model.tokenizer, granularity=model.label_set.granularity)  # fmt: skip
         reports[name] = report.to_dict()

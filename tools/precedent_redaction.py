@@ -23,7 +23,9 @@ report (a character matched by several counts once, in the order above).
 
 ``--data`` is any JSONL (or ``.jsonl.xz``) of ``{id, kind, text}`` records; ``--part held_out`` reads only the held-out
 share of a corpus that training reads the rest of (:func:`thunder.documents.corpus.held_out`), ``all`` (the default)
-every record.
+every record. ``--policy`` sets the publication policy's options (:class:`thunder.deid.policy.PublicationPolicy`, as
+JSON: ``'{"propagate_share": 0}'``); with ``--cache`` the model's outputs are kept in a file, so that a run with
+another policy skips the model (``tools/prediction_cache.py``).
 """
 
 from __future__ import annotations
@@ -36,7 +38,10 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from prediction_cache import cached_predictions  # tools/prediction_cache.py
+
 from thunder.deid.pipeline import DeidResult, PipelineOptions
+from thunder.deid.policy import PublicationPolicy
 from thunder.documents.corpus import PARTS, plan
 from thunder.documents.corpus import records as corpus_records
 from thunder.language.court_marks import court_marks
@@ -167,26 +172,40 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stride", type=int, help="tokens shared by consecutive windows (default: the model's)")
     parser.add_argument("--top", type=int, default=40, help="most often replaced texts to list")
     parser.add_argument("--json", type=Path, help="write the figures to this file")
+    parser.add_argument("--policy", default="{}", help="publication policy options as JSON (default: its defaults)")
+    parser.add_argument("--cache", type=Path, help="JSON file for the model's token outputs (needs --model)")
     args = parser.parse_args(argv)
     try:
         records = [record for span in plan([args.data]) for record in corpus_records(span, args.part)]
         for record in records:
             if not isinstance(record.get("text"), str) or "kind" not in record:
                 raise ValueError(f"{record['_where']}: a record needs 'text' and 'kind'")
-        deidentifier = PipelineOptions(model=args.model, threshold=args.threshold, batch_size=args.batch_size,
-                                       max_length=args.max_length, stride=args.stride).build()  # fmt: skip
-    except (OSError, ValueError) as error:
+        if args.cache and not args.model:
+            raise ValueError("--cache keeps a model's outputs: give --model")
+        policy = json.loads(args.policy)
+        if not isinstance(policy, dict):
+            raise ValueError(f"--policy must be a JSON object of policy options, got {args.policy!r}")
+        options = PipelineOptions(model=args.model, threshold=args.threshold, batch_size=args.batch_size,
+                                  max_length=args.max_length, stride=args.stride)  # fmt: skip
+        deidentifier = options.build(PublicationPolicy(**policy))
+    except (OSError, ValueError, TypeError) as error:
         print(f"precedent_redaction: {error}", file=sys.stderr)
         return 2
     start = time.perf_counter()
-    results = []
-    for first in range(0, len(records), args.batch_size):
-        results += deidentifier.deidentify_batch([r["text"] for r in records[first : first + args.batch_size]])
-        print(f"\r{len(results)}/{len(records)} documents", end="", file=sys.stderr)
+    texts = [r["text"] for r in records]
+    if args.cache:
+        key = {"model": args.model, "threshold": deidentifier.operating_point.threshold}
+        predictions = cached_predictions(deidentifier, texts, key, args.cache, args.batch_size)
+        results = [deidentifier.finish(text, prediction) for text, prediction in zip(texts, predictions)]
+    else:
+        results = []
+        for first in range(0, len(records), args.batch_size):
+            results += deidentifier.deidentify_batch(texts[first : first + args.batch_size])
+            print(f"\r{len(results)}/{len(records)} documents", end="", file=sys.stderr)
     print(f"\r{len(records)} documents in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     figures = breakdown(records, results, args.top)
     figures["meta"] = {"model": args.model, "threshold": args.threshold if args.model else None, "data": str(args.data),
-                       "part": args.part, "documents": len(records)}  # fmt: skip
+                       "part": args.part, "documents": len(records), "policy": json.loads(args.policy)}  # fmt: skip
     print(report(figures, args.model or "recognizers"))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

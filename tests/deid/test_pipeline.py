@@ -291,6 +291,21 @@ def test_a_general_noun_found_by_the_model_does_not_spread(deid: Deidentifier) -
     assert "왜곡" not in spreading.text
 
 
+def test_a_text_the_detection_took_at_few_of_its_occurrences_does_not_spread(deid: Deidentifier) -> None:
+    text = "피고인 홍길동은 저축은행 대표였다. " + "예금자는 저축은행에 돈을 맡겼다. " * 10 + "홍길동은 김영수를 만났다."
+    bank, name = first_span(text, "저축은행", "금융회사"), first_span(text, "홍길동", NAME)
+    result = deid.apply(text, [bank, name])  # 저축은행 taken at 1 of 11 occurrences, 홍길동 at 1 of 2
+    assert result.text.count("저축은행") == 10 and "홍길동" not in result.text
+    check_invariants(text, result, [bank, name])
+    again = text.index("저축은행에")
+    taken_twice = deid.apply(text, [bank, name, dataclasses.replace(bank, start=again, end=again + 4)])
+    assert "저축은행" not in taken_twice.text  # 2 of 11: over the default share, spreads
+    everywhere = Deidentifier(recognizers=[], policy=PublicationPolicy(propagate_share=0)).apply(text, [bank, name])
+    assert "저축은행" not in everywhere.text
+    recognized = deid.apply(text, [dataclasses.replace(bank, source="phone_number")])  # a recognizer's span always spreads
+    assert "저축은행" not in recognized.text
+
+
 _ALPHABET = list("홍길동김철수이가은는을를과와로으의 AB12-.\n")
 
 

@@ -66,6 +66,8 @@ def test_the_policy_is_checked_once_when_made() -> None:
     for bad in (-0.1, 1.5, True, "0.5"):
         with pytest.raises(ValueError, match="propagate_threshold"):
             PublicationPolicy(propagate_threshold=bad)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="propagate_share"):
+            PublicationPolicy(propagate_share=bad)  # type: ignore[arg-type]
     assert PublicationPolicy(keep_officials=["counsel", "judge"]).kept_officials == ("judge", "counsel")
     assert PublicationPolicy(keep_officials=["counsel"]).replaced_officials == ("judge", "prosecutor")
 

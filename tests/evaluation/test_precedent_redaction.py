@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
-TOOL = Path(__file__).resolve().parents[2] / "tools" / "precedent_redaction.py"
+TOOLS = Path(__file__).resolve().parents[2] / "tools"
+sys.path.insert(0, str(TOOLS))  # the tools import their shared helpers as scripts do
+TOOL = TOOLS / "precedent_redaction.py"
 _SPEC = importlib.util.spec_from_file_location("precedent_redaction", TOOL)
 assert _SPEC is not None and _SPEC.loader is not None
 tool = importlib.util.module_from_spec(_SPEC)
@@ -35,6 +38,22 @@ def test_breakdown_by_source_kind_and_category(tmp_path: Path, capsys: pytest.Ca
     assert figures["by_category"]["other"] == {"phone_number": 13}
     assert figures["top_texts"] == [{"text": "010-1234-5678", "source": "phone_number", "count": 1}]
     assert "| phone_number | 13 |" in capsys.readouterr().out
+
+
+def test_a_bad_policy_or_a_cache_without_a_model_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "precedents.jsonl"
+    data.write_text(json.dumps({"id": "1", "kind": "civil", "text": CIVIL}, ensure_ascii=False) + "\n", encoding="utf-8")
+    for args, message in ((["--policy", '{"propagate_share": 2}'], "propagate_share must lie in [0, 1]"),
+                          (["--policy", '{"no_such_option": 1}'], "no_such_option"),
+                          (["--policy", "[1]"], "--policy must be a JSON object"),
+                          (["--cache", str(tmp_path / "c.json")], "--cache keeps a model's outputs")):  # fmt: skip
+        assert tool.main(["--data", str(data), *args]) == 2
+        assert message in capsys.readouterr().err
+    out = tmp_path / "figures.json"
+    assert tool.main(["--data", str(data), "--policy", '{"keep_officials": []}', "--json", str(out)]) == 0
+    figures = json.loads(out.read_text(encoding="utf-8"))
+    assert figures["by_source"] == {"phone_number": 13, "officials": 3}  # the judge's name replaced too
+    assert figures["meta"]["policy"] == {"keep_officials": []}
 
 
 def test_categories_cover_statutes_courts_procedure_and_published_names() -> None:

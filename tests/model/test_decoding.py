@@ -11,6 +11,7 @@ from thunder.model.decoding import (
     TokenPredictions,
     entity_tags,
     grow_within_word,
+    joined_in_words,
     widen_to_latin_runs,
 )
 
@@ -77,3 +78,30 @@ def test_a_span_the_model_tagged_over_a_particle_leaves_the_particle() -> None:
     for tagged, kept in (("홍길동은", "홍길동"), ("010-1234-5678로", "010-1234-5678"), ("김지은은", "김지은"), ("김지은", "김지은")):
         start = text.index(tagged)
         assert text[start : without_final_particles(pieces, ends, text, start, start + len(tagged))] == kept
+    text = "부산 청주리버파크자이아파트 앞에서 서강쌍용예가아파트를 지나 홍길동이라는 사람을 만났다"
+    pieces = morpheme_pieces(text)
+    ends = [end for _, end in pieces]
+    for tagged, kept in (("청주리버파크자이", "청주리버파크자이"),  # the word goes on: 이 is the name's, not a particle
+                         ("서강쌍용예가", "서강쌍용예가"),
+                         ("홍길동이", "홍길동")):  # 이라는: the word ends in particles  # fmt: skip
+        start = text.index(tagged)
+        assert text[start : without_final_particles(pieces, ends, text, start, start + len(tagged))] == kept
+    text = "피해자 성가이 명의 계좌와 이별와의 집"
+    pieces = morpheme_pieces(text)
+    ends = [end for _, end in pieces]
+    for word, tagged, kept in (("성가이", "성가이", "성가이"),  # the model tagged 이: the name's last syllable
+                               ("성가이", "성가", "성가"),  # 이 only reached by growing: a particle
+                               ("이별와의", "이별와", "이별와"),  # 와 tagged, 의 not
+                               ("이별와의", "이별", "이별")):  # fmt: skip
+        start = text.index(word)
+        tagged_end = start + len(tagged)
+        assert text[start : without_final_particles(pieces, ends, text, start, start + len(word), tagged_end)] == kept
+
+
+def test_token_spans_of_two_types_inside_one_word_are_one_span() -> None:
+    # "시바이누" tagged 금융서비스, 사업체, 금융서비스 token by token; " 코인" after a space; "홍길동김철수" two B-tagged names
+    offsets = [(0, 2), (2, 3), (3, 4), (5, 7), (8, 11), (11, 14)]
+    spans = [(0, 1, "금융서비스"), (1, 2, "사업체"), (2, 3, "금융서비스"), (3, 4, "사업체"), (4, 5, "이름"), (5, 6, "이름")]
+    assert joined_in_words(spans, offsets) == [(0, 3, "금융서비스"), (3, 4, "사업체"), (4, 5, "이름"), (5, 6, "이름")]
+    assert joined_in_words([(0, 1, "사업체"), (1, 3, "금융서비스")], [(0, 1), (1, 2), (2, 4)]) == [(0, 3, "금융서비스")]
+    assert joined_in_words([(0, 1, "a"), (1, 2, "b")], [(0, 2), (2, 4)]) == [(0, 2, "a")]  # equals: the first

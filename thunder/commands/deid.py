@@ -104,7 +104,7 @@ def deid_command(
             number of possible misses, the top reasons; see thunder.deid.triage); a re-run keeps the records of the
             documents already done.
         policy: the publication policy (--keep_officials, --keep_regions, --legal_text, --protected_words,
-            --genre_words, --propagate_threshold).
+            --genre_words, --propagate_threshold, --propagate_share).
         triage: the triage rule (--near_margin, --near_weight, --cut_word_weight, --part_weight, ...).
     """
     try:

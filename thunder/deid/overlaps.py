@@ -11,8 +11,8 @@ meet lives here, named:
    (``홍길동`` and ``홍길동이``), so they get one placeholder.
 4. **Propagation** (:func:`find_keys`, :func:`propagate`): every further occurrence of a seed's text is a mention of
    its entity (an occurrence holding spans of its own takes their place); which spans seed is the publication
-   policy's (:meth:`thunder.deid.policy.PublicationPolicy.spreads`), and a model seed never spreads into protected
-   text (:mod:`thunder.deid.protection`).
+   policy's (:meth:`thunder.deid.policy.PublicationPolicy.spreads`, given :func:`marked_shares`), and a model seed
+   never spreads into protected text (:mod:`thunder.deid.protection`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import bisect
 import re
 from dataclasses import replace
 from enum import Enum
-from typing import Iterable, Mapping
+from typing import Collection, Iterable, Mapping, Sequence
 
 from thunder.deid.operators import entity_key
 from thunder.deid.protection import covered
@@ -196,6 +196,24 @@ def held_back(seed: ScoredSpan, text: str, start: int, end: int, protected: byte
     if seed.source == REVIEWER:
         return not whole_word(text, start, end)
     return seed.source == "model" and protected is not None and covered(text, start, end, protected)
+
+
+def marked_shares(
+    text: str, spans: Sequence[ScoredSpan], seeds: Collection[str], protected: bytearray | None
+) -> dict[str, float]:
+    """Per seed text, the share of its occurrences (:func:`find_keys`, less those in ``protected`` text) that meet one
+    of ``spans`` (disjoint, sorted): how often the detection itself took the text it would spread (``1.0`` for a text
+    found nowhere else)."""
+    starts, ends = [s.start for s in spans], [s.end for s in spans]
+    found: dict[str, int] = {}
+    marked: dict[str, int] = {}
+    for start, end, key in find_keys(text, seeds):
+        if protected is not None and covered(text, start, end, protected):
+            continue
+        found[key] = found.get(key, 0) + 1
+        i = bisect.bisect_left(ends, start + 1)  # the first span ending after ``start``
+        marked[key] = marked.get(key, 0) + (i < len(spans) and starts[i] < end)
+    return {key: marked.get(key, 0) / found[key] if found.get(key) else 1.0 for key in seeds}
 
 
 def propagate(

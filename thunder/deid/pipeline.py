@@ -25,9 +25,10 @@ Steps for one document:
    occurrence of an entity's text (two or more characters; at a word boundary where it starts or ends with a Latin
    letter or digit; an address under every spelling of its province) is replaced too (``origin``: the span it
    repeats), so a detected identifier never survives elsewhere in the document: the text of a recognizer's, the
-   officials' rule's or a reviewer's span always, a model span's only from ``propagate_threshold`` and when it is
-   not a common word of the genre (:mod:`thunder.language.genre`) or a general noun of Korean (:mod:`thunder.synthesis.vocabulary`)
-   nor a short number, and never into protected text.
+   officials' rule's or a reviewer's span always, a model span's only from ``propagate_threshold``, where the
+   detection took at least ``propagate_share`` of the text's occurrences itself, and when it is not a common word of
+   the genre (:mod:`thunder.language.genre`) or a general noun of Korean (:mod:`thunder.synthesis.vocabulary`) nor a
+   short number, and never into protected text.
 5. Entities get placeholders A, B, ..., Z, AA, ... in order of first appearance, skipping capital letters that
    occur in any detected text and placeholders that already stand alone in the text (a partly de-identified
    judgment); the operator chosen for the entity's label, category or tier 1 (:mod:`thunder.deid.operators`) makes each mention's replacement and the
@@ -50,7 +51,9 @@ from pathlib import Path
 from typing import Any, ClassVar, Iterable, Literal, Mapping, Sequence
 
 from thunder.deid.operators import Entity, OperatorChoice, OperatorSpec, entity_key, mask_character
-from thunder.deid.overlaps import Overlap, find_keys, held_back, particle_variants, propagate, resolve_overlaps, trim
+from thunder.deid.overlaps import (
+    Overlap, find_keys, held_back, marked_shares, particle_variants, propagate, resolve_overlaps, trim,
+)
 from thunder.deid.policy import PublicationPolicy
 from thunder.deid.protection import Protection
 from thunder.deid.recognizers.masked_name import MaskedNameRecognizer
@@ -281,6 +284,8 @@ class Deidentifier:
             key = entity_key(text[span.start : span.end])
             if key not in seeds and self.policy.spreads(key, span):
                 seeds[key] = span
+        shares = marked_shares(text, spans, seeds, protected)
+        seeds = {key: seed for key, seed in seeds.items() if self.policy.spreads(key, seed, shares[key])}
         spans = propagate(text, spans, seeds, protected)
         if not spans:
             return DeidResult(text, ())

@@ -7,9 +7,10 @@ A :class:`PublicationPolicy` says
 - whether the upper levels of an address stay (``keep_regions``: ``서울 마포구 A``);
 - which text the model's spans never replace: legal text (``legal_text``: statute references, courts, procedural
   terms, ... of :mod:`thunder.language.legal`, plus any words added) and ``protected_words`` (CCTV, KTX, 신원미상, ...);
-- how far a model span reaches: its text replaces its other occurrences only from ``propagate_threshold`` and when it
-  is none of the ``genre_words`` (:mod:`thunder.language.genre`, and the general nouns of Korean of
-  :mod:`thunder.synthesis.vocabulary`) nor a short number (:meth:`PublicationPolicy.spreads`).
+- how far a model span reaches: its text replaces its other occurrences only from ``propagate_threshold``, where the
+  detection took at least ``propagate_share`` of them itself, and when it is none of the ``genre_words``
+  (:mod:`thunder.language.genre`, and the general nouns of Korean of :mod:`thunder.synthesis.vocabulary`) nor a short
+  number (:meth:`PublicationPolicy.spreads`).
 
 :mod:`thunder.deid.protection` turns the first three into the text no model span may replace; the pipeline, the
 service, ``thunder deid``, ``evaluate`` and ``predict`` all take one policy object. Spans of every other source
@@ -27,9 +28,10 @@ from thunder.language.genre import load_genre_words
 from thunder.language.legal import OFFICIAL_ROLES
 from thunder.synthesis.vocabulary import load_general_nouns
 
-__all__ = ["PROPAGATE_THRESHOLD", "PROTECTED_WORDS", "SPREADING_NUMBER", "PublicationPolicy"]
+__all__ = ["PROPAGATE_SHARE", "PROPAGATE_THRESHOLD", "PROTECTED_WORDS", "SPREADING_NUMBER", "PublicationPolicy"]
 
 PROPAGATE_THRESHOLD = 0.5  # a model span spreads to its text's other occurrences from this score (docs/pipeline.md)
+PROPAGATE_SHARE = 0.1  # ... and where the detection took at least this share of those occurrences itself
 SPREADING_NUMBER = 6  # a model span of digits and punctuation only spreads from this many characters
 PROTECTED_WORDS: tuple[str, ...] = (
     # the release's fixed list
@@ -64,10 +66,13 @@ class PublicationPolicy:
             and the general nouns of Korean), a file (one word a line) or a list of words, or false (none).
         propagate_threshold: a model span's text replaces its other occurrences in the document only from this
             score (its tokens' mean 1 - P(O)).
+        propagate_share: ... and only where the detection (model and recognizers) took at least this share of the
+            text's occurrences itself: a word marked once in a hundred occurrences is the model's slip, not an
+            entity the rest of the document names (0: no such condition).
     """
 
     GROUP: ClassVar[str] = "publication policy"
-    ADVANCED: ClassVar[tuple[str, ...]] = ("protected_words", "genre_words", "propagate_threshold")
+    ADVANCED: ClassVar[tuple[str, ...]] = ("protected_words", "genre_words", "propagate_threshold", "propagate_share")
 
     keep_officials: list[Role] = field(default_factory=lambda: list(OFFICIAL_ROLES))
     keep_regions: bool = True
@@ -75,6 +80,7 @@ class PublicationPolicy:
     protected_words: bool | list[str] | None = None
     genre_words: bool | str | list[str] = True
     propagate_threshold: float = PROPAGATE_THRESHOLD
+    propagate_share: float = PROPAGATE_SHARE
 
     def __post_init__(self) -> None:
         roles = self.keep_officials
@@ -86,9 +92,10 @@ class PublicationPolicy:
             raise ValueError(f"keep_regions must be true or false, got {self.keep_regions!r}")
         _words(self.legal_text, "legal_text")
         _words(self.protected_words, "protected_words")
-        threshold = self.propagate_threshold
-        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
-            raise ValueError(f"propagate_threshold must lie in [0, 1], got {threshold!r}")
+        for name in ("propagate_threshold", "propagate_share"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+                raise ValueError(f"{name} must lie in [0, 1], got {value!r}")
         self.no_propagation  # a genre-words file that cannot be read fails here, before any document
 
     @property
@@ -118,14 +125,16 @@ class PublicationPolicy:
         general_nouns = frozenset(load_general_nouns()) if self.genre_words is True else frozenset()
         return load_genre_words(self.genre_words) | general_nouns
 
-    def spreads(self, key: str, span: ScoredSpan) -> bool:
-        """Whether ``span`` (text ``key``) is propagated: always, unless a model span below ``propagate_threshold``,
-        on a word of :attr:`no_propagation`, or a short number (no letter, under :data:`SPREADING_NUMBER`
-        characters: ``11`` would spread into every date and amount that holds it); a propagated span itself is
-        no seed."""
+    def spreads(self, key: str, span: ScoredSpan, marked_share: float = 1.0) -> bool:
+        """Whether ``span`` (text ``key``, of whose occurrences the detection took ``marked_share``:
+        :func:`thunder.deid.overlaps.marked_shares`) is propagated: always, unless a model span below
+        ``propagate_threshold`` or ``propagate_share``, on a word of :attr:`no_propagation`, or a short number (no
+        letter, under :data:`SPREADING_NUMBER` characters: ``11`` would spread into every date and amount that holds
+        it); a propagated span itself is no seed."""
         if span.source == "model":
             short_number = len(key) < SPREADING_NUMBER and not any(c.isalpha() for c in key)
-            return span.score >= self.propagate_threshold and key not in self.no_propagation and not short_number
+            return (span.score >= self.propagate_threshold and marked_share >= self.propagate_share
+                    and key not in self.no_propagation and not short_number)  # fmt: skip
         return span.source != "propagated"
 
 

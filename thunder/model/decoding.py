@@ -10,10 +10,12 @@ do):
    the prediction of the window where it is most central (overlaps are split halfway).
 3. **Token spans** (:func:`token_spans`): consecutive tokens of one type form a span (IO); under BIO a ``B`` tag
    starts a new one.
-4. **Aggregation** (:class:`Aggregation`, :func:`aggregate`): token spans become character spans widened to whole
-   Mecab morphemes (a particle ending the last one stays out); under ``HYSTERESIS`` a span first grows over the
-   untagged tokens touching it inside the same word whose ``1 - P(O)`` exceeds the lower ``grow_threshold``; a
-   span that cuts a run of Latin letters and digits joined by ``. _ -`` (``raye.6``) covers all of it.
+4. **Aggregation** (:class:`Aggregation`, :func:`aggregate`): token spans of two types that touch inside a word
+   are one (:func:`joined_in_words`); token spans become character spans widened to whole Mecab morphemes (a
+   particle ending the last one stays out), and the particles the model did not tag that end a span and its word
+   stay out too (:func:`without_final_particles`); under ``HYSTERESIS`` a span first grows over the untagged tokens
+   touching it inside the same word whose ``1 - P(O)`` exceeds the lower ``grow_threshold``; a span that cuts a run
+   of Latin letters and digits joined by ``. _ -`` (``raye.6``) covers all of it.
 
 :class:`OperatingPoint` is the pair of thresholds a model was validated at; it is stored in the checkpoint and the
 export and is the default of every command that runs the model.
@@ -166,6 +168,26 @@ def token_spans(tag_ids: Sequence[int], label_set: "LabelSet") -> list[tuple[int
 # ----------------------------------------------------------------------------------------------- characters
 
 
+def joined_in_words(
+    spans: Sequence[tuple[int, int, str]], offsets: Sequence[tuple[int, int]]
+) -> list[tuple[int, int, str]]:
+    """Token spans of different types that follow each other with no character between (one word the model tagged
+    with two types: ``시바|이|누`` as 금융서비스, 사업체, 금융서비스) joined into one span, of the type that tags most
+    of its characters (the first of equals): one entity, one placeholder, where each type would have made one of its
+    own. Spans of one type stay apart (under BIO, a ``B`` tag's)."""
+    joined: list[tuple[int, int, dict[str, int], str]] = []  # first, last, characters per type, the last type
+    for first, last, entity_type in spans:
+        chars = offsets[last - 1][1] - offsets[first][0]
+        touching = joined and joined[-1][1] == first and offsets[first - 1][1] >= offsets[first][0]
+        if touching and joined[-1][3] != entity_type:
+            start, _, types, _ = joined[-1]
+            types[entity_type] = types.get(entity_type, 0) + chars
+            joined[-1] = (start, last, types, entity_type)
+        else:
+            joined.append((first, last, {entity_type: chars}, entity_type))
+    return [(first, last, max(types, key=types.__getitem__)) for first, last, types, _ in joined]
+
+
 def grow_within_word(prediction: TokenPredictions, first: int, last: int, threshold: float) -> tuple[int, int]:
     """Token span ``[first, last)`` grown over the untagged tokens touching it inside the same word (no whitespace
     between) whose entity score ``1 - P(O)`` exceeds ``threshold``: the low threshold of a hysteresis, so a word the
@@ -203,15 +225,21 @@ def widen_to_morphemes(
 
 
 def without_final_particles(
-    pieces: Sequence[tuple[int, int]], piece_ends: Sequence[int], text: str, start: int, end: int
+    pieces: Sequence[tuple[int, int]], piece_ends: Sequence[int], text: str, start: int, end: int, tagged_end: int = 0
 ) -> int:
     """The end of ``[start, end)`` short of the particles it ends with where Mecab-ko reads them as morphemes of their
-    own (``홍길동|은``, ``5678|로``): a span the model tagged over a particle never eats it, so the particle after the
-    replacement is corrected, not lost. A particle inside a morpheme (``김지은``) is part of the word and stays."""
+    own (``홍길동|은``, ``5678|로``) and the model did not tag (they start at or after ``tagged_end``: reached by
+    growing or widening): a span never eats a particle the model left out, so the particle after the replacement is
+    corrected, not lost, while the last syllable of a name the model took (``성가|이``, ``이별|와``) stays the name's.
+    A particle inside a morpheme (``김지은``) is part of the word and stays, and so does one the word goes on after
+    with more than particles (``청주리버파크자|이|아파트``: a name's last syllable)."""
+    word_end = end
+    while word_end < len(text) and text[word_end].isalnum():
+        word_end += 1
     index = bisect.bisect_left(piece_ends, end)
     while index > 0 and index < len(pieces) and pieces[index][1] == end:
         piece_start = pieces[index][0]
-        if piece_start <= start or not PARTICLE_RUN.fullmatch(text, piece_start, end):
+        if piece_start <= start or piece_start < tagged_end or not PARTICLE_RUN.fullmatch(text, piece_start, word_end):
             break
         end, index = piece_start, index - 1
     return end
@@ -249,12 +277,13 @@ def aggregate(
     pieces = prediction.morphemes if prediction.morphemes is not None else morpheme_pieces(text)
     piece_ends = [piece_end for _, piece_end in pieces]
     spans = []
-    for first, last, entity_type in token_spans(prediction.tags, label_set):
+    for first, last, entity_type in joined_in_words(token_spans(prediction.tags, label_set), prediction.offsets):
+        tagged_end = prediction.offsets[last - 1][1]
         if point.aggregation is Aggregation.HYSTERESIS:
             first, last = grow_within_word(prediction, first, last, point.grow_threshold)  # type: ignore[arg-type]
         start, end = prediction.offsets[first][0], prediction.offsets[last - 1][1]
         start, end = widen_to_latin_runs(text, *widen_to_morphemes(pieces, piece_ends, text, start, end))
-        end = without_final_particles(pieces, piece_ends, text, start, end)
+        end = without_final_particles(pieces, piece_ends, text, start, end, tagged_end)
         info = label_set.describe(entity_type)
         score = sum(prediction.scores[first:last]) / (last - first)
         spans.append(

@@ -493,6 +493,7 @@ def run_settings(pipeline: PipelineOptions, deidentifier: Deidentifier, **output
         "keep_officials": list(policy.keep_officials),
         "keep_regions": policy.keep_regions if model else None,
         "propagate_threshold": policy.propagate_threshold if model else None,
+        "propagate_share": policy.propagate_share if model else None,
         "genre_words": policy.genre_words if model else None,
         **outputs,
     }
