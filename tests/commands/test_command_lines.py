@@ -40,6 +40,13 @@ def test_every_boolean_option_is_a_switch() -> None:
         parse(deid_command, ["--runtime", "tensorrt"], "thunder deid")
 
 
+def test_a_group_value_out_of_range_is_one_line() -> None:
+    for option, value in (("--propagate_share", "2"), ("--propagate_threshold", "-1")):
+        with pytest.raises(SystemExit) as raised:
+            parse(deid_command, [option, value], "thunder deid")
+        assert str(raised.value) == f"thunder deid: error: {option[2:]} must lie in [0, 1], got {float(value)!r}"
+
+
 @pytest.mark.parametrize("name", sorted(commands()))
 def test_help_fits_a_screen_and_reads_as_prose(name: str) -> None:
     function = commands()[name]

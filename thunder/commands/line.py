@@ -122,7 +122,10 @@ def parse(function: Callable, args: list[str], prog: str) -> dict[str, Any]:
     except ArgumentError as error:
         raise SystemExit(f"{prog}: error: {_option_error(error, args, {o.name: o.hint for o in every})}") from None
     for name, group in groups.items():
-        values[name] = group(**{f.name: values.pop(f.name) for f in dataclasses.fields(group) if f.name in values})
+        try:
+            values[name] = group(**{f.name: values.pop(f.name) for f in dataclasses.fields(group) if f.name in values})
+        except ValueError as error:  # a group's own checks (a policy value out of range, ...)
+            raise SystemExit(f"{prog}: error: {error}") from None
     return values
 
 
