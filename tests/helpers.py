@@ -13,7 +13,7 @@ from lightning.pytorch import LightningDataModule, Trainer
 from torch.utils.data import DataLoader
 
 from thunder.deid.operators import entity_key
-from thunder.deid.overlaps import _key_pattern, marked_shares
+from thunder.deid.overlaps import _key_pattern, find_keys, marked_shares
 from thunder.deid.pipeline import Deidentifier, DeidResult
 from thunder.identifiers.base import ScoredSpan
 from thunder.language.particles import fix_particle
@@ -63,8 +63,8 @@ def check_invariants(
     tail = text[previous_end:]
     assert out[position:] in ({tail} if previous is None else {tail, fix_particle(previous, tail)})
     detected = {span: entity_key(span.text) for span in spans if span.source != "propagated"}
-    shares = marked_shares(text, list(detected), set(detected.values()), None)  # at most the pipeline's
-    for key in {key for span, key in detected.items() if deid.policy.spreads(key, span, shares[key])}:
+    shares = marked_shares(text, list(detected), find_keys(text, set(detected.values())), None)  # at most the pipeline's
+    for key in {key for span, key in detected.items() if deid.policy.spreads(key, span, shares.get(key, 1.0))}:
         if len(key) >= 2:
             assert not _key_pattern(key).search(out), f"{key!r} left in {out!r}"
     letters: dict[str, str] = {}

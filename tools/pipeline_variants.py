@@ -2,8 +2,9 @@
 then every variant's spans, propagation and replacement are scored as ``thunder evaluate`` scores them.
 
 Variants are pipeline options (:class:`thunder.deid.pipeline.PipelineOptions`) and publication policy options
-(:class:`thunder.deid.policy.PublicationPolicy`) by name; those that change the model's forward pass (``threshold``, ``max_length``, ``stride``) are the same for all. Documents are loaded as ``thunder
-evaluate`` loads them, from the model's stored recipe (or ``--config``'s), ``--data`` replacing its corpus:
+(:class:`thunder.deid.policy.PublicationPolicy`) by name; those that change the model's forward pass (``threshold``,
+``max_length``, ``stride``) are the same for all. Documents are loaded as ``thunder evaluate`` loads them, from the
+model's stored recipe (or ``--config``'s), ``--data`` replacing its corpus:
 
     PYTHONPATH=. python tools/pipeline_variants.py --model runs/small/finetune/checkpoints/last.ckpt \\
         --data thunder/resources/judgments/annotated --cache /tmp/judgments.json \\
@@ -86,8 +87,8 @@ def main(argv: list[str] | None = None) -> int:
           " | legal text replaced |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     reports = {}
+    policy_names = {f.name for f in dataclasses.fields(PublicationPolicy)}
     for name, options in variants.items():
-        policy_names = {f.name for f in dataclasses.fields(PublicationPolicy)}
         policy = PublicationPolicy(**{k: v for k, v in options.items() if k in policy_names})
         pipeline = dataclasses.replace(base, **{k: v for k, v in options.items() if k not in policy_names})
         variant = build(pipeline, policy, model)

@@ -205,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\r{len(records)} documents in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     figures = breakdown(records, results, args.top)
     figures["meta"] = {"model": args.model, "threshold": args.threshold if args.model else None, "data": str(args.data),
-                       "part": args.part, "documents": len(records), "policy": json.loads(args.policy)}  # fmt: skip
+                       "part": args.part, "documents": len(records), "policy": policy}  # fmt: skip
     print(report(figures, args.model or "recognizers"))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

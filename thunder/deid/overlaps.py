@@ -21,7 +21,7 @@ import bisect
 import re
 from dataclasses import replace
 from enum import Enum
-from typing import Collection, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from thunder.deid.operators import entity_key
 from thunder.deid.protection import covered
@@ -199,34 +199,38 @@ def held_back(seed: ScoredSpan, text: str, start: int, end: int, protected: byte
 
 
 def marked_shares(
-    text: str, spans: Sequence[ScoredSpan], seeds: Collection[str], protected: bytearray | None
+    text: str, spans: Sequence[ScoredSpan], occurrences: Iterable[tuple[int, int, str]], protected: bytearray | None
 ) -> dict[str, float]:
-    """Per seed text, the share of its occurrences (:func:`find_keys`, less those in ``protected`` text) that meet one
-    of ``spans`` (disjoint, sorted): how often the detection itself took the text it would spread (``1.0`` for a text
-    found nowhere else)."""
+    """Per text of ``occurrences`` (:func:`find_keys`'s), the share of its occurrences outside ``protected`` text that
+    meet one of ``spans`` (disjoint, sorted): how often the detection itself took the text it would spread (a text
+    with no such occurrence is left out)."""
     starts, ends = [s.start for s in spans], [s.end for s in spans]
     found: dict[str, int] = {}
     marked: dict[str, int] = {}
-    for start, end, key in find_keys(text, seeds):
+    for start, end, key in occurrences:
         if protected is not None and covered(text, start, end, protected):
             continue
         found[key] = found.get(key, 0) + 1
         i = bisect.bisect_left(ends, start + 1)  # the first span ending after ``start``
         marked[key] = marked.get(key, 0) + (i < len(spans) and starts[i] < end)
-    return {key: marked.get(key, 0) / found[key] if found.get(key) else 1.0 for key in seeds}
+    return {key: marked.get(key, 0) / count for key, count in found.items()}
 
 
 def propagate(
-    text: str, spans: list[ScoredSpan], seeds: Mapping[str, ScoredSpan], protected: bytearray | None
+    text: str,
+    spans: list[ScoredSpan],
+    seeds: Mapping[str, ScoredSpan],
+    occurrences: Iterable[tuple[int, int, str]],
+    protected: bytearray | None,
 ) -> list[ScoredSpan]:
-    """Add every further occurrence of a seed's text (two or more characters) as a span of the same entity, with
-    ``origin`` the seed's offsets, longer texts first; a model seed never spreads into ``protected`` text
-    (:mod:`thunder.deid.protection`). An occurrence that holds spans of its own takes their place (``올가·소콜로프`` found
+    """Add every further occurrence of a seed's text (among ``occurrences``, :func:`find_keys`'s; those of other texts
+    are skipped) as a span of the same entity, with ``origin`` the seed's offsets, longer texts first; a model seed
+    never spreads into ``protected`` text (:mod:`thunder.deid.protection`). An occurrence that holds spans of its own takes their place (``올가·소콜로프`` found
     where the model took only ``소콜로프``), so no part of a detected entity's text is left beside them; one that
     crosses a span's edge is left as it is."""
     current = list(spans)  # disjoint, sorted
     starts, ends = [s.start for s in current], [s.end for s in current]
-    for start, end, key in sorted(find_keys(text, seeds), key=lambda f: (-len(f[2]), f[0])):
+    for start, end, key in sorted((o for o in occurrences if o[2] in seeds), key=lambda f: (-len(f[2]), f[0])):
         seed = seeds[key]
         if held_back(seed, text, start, end, protected):
             continue

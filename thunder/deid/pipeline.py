@@ -284,9 +284,10 @@ class Deidentifier:
             key = entity_key(text[span.start : span.end])
             if key not in seeds and self.policy.spreads(key, span):
                 seeds[key] = span
-        shares = marked_shares(text, spans, seeds, protected)
-        seeds = {key: seed for key, seed in seeds.items() if self.policy.spreads(key, seed, shares[key])}
-        spans = propagate(text, spans, seeds, protected)
+        occurrences = find_keys(text, seeds)
+        shares = marked_shares(text, spans, occurrences, protected)
+        seeds = {key: seed for key, seed in seeds.items() if self.policy.spreads(key, seed, shares.get(key, 1.0))}
+        spans = propagate(text, spans, seeds, occurrences, protected)
         if not spans:
             return DeidResult(text, ())
         entities = self._entities(text, spans)
