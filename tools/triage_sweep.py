@@ -5,6 +5,7 @@ refused: the rule is never tuned on it.
 
     .venv/bin/python tools/triage_sweep.py --model CKPT [--config configs/small.yaml] [--split val]
         [--grid '{"near_margin": [3, 4.6, 6], "near_power": [0.5, 0.9, 2]}'] [--limit N] [--cache FILE] [--signals]
+        [--threshold T]
 
 ``--cache FILE`` keeps the model's token outputs (``tools/prediction_cache.py``: JSON, with the model's path and
 threshold and each document's text hash) so that later sweeps of the same model and documents skip the model; a cache
@@ -72,9 +73,11 @@ def main() -> None:
     parser.add_argument("--marks", action="store_true", help="score a cross-validated classifier of the marks")
     parser.add_argument("--max-length", type=int, help="window length in tokens (default: the model's training windows)")
     parser.add_argument("--stride", type=int, help="tokens shared by consecutive windows (default: the model's)")
+    parser.add_argument("--threshold", type=float, help="the operating point's threshold (default: the model's)")
     args = parser.parse_args()
     grid = json.loads(args.grid)
-    deidentifier = PipelineOptions(model=args.model, max_length=args.max_length, stride=args.stride).build()
+    deidentifier = PipelineOptions(model=args.model, max_length=args.max_length, stride=args.stride,
+                                   threshold=args.threshold).build()
     recipe, _ = RecipeOptions(config=args.config, generators={}).recipe(args.model)
     taxonomy = deidentifier.taxonomy
     if recipe.alias_files:
