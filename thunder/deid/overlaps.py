@@ -225,9 +225,9 @@ def propagate(
 ) -> list[ScoredSpan]:
     """Add every further occurrence of a seed's text (among ``occurrences``, :func:`find_keys`'s; those of other texts
     are skipped) as a span of the same entity, with ``origin`` the seed's offsets, longer texts first; a model seed
-    never spreads into ``protected`` text (:mod:`thunder.deid.protection`). An occurrence that holds spans of its own takes their place (``올가·소콜로프`` found
-    where the model took only ``소콜로프``), so no part of a detected entity's text is left beside them; one that
-    crosses a span's edge is left as it is."""
+    never spreads into ``protected`` text (:mod:`thunder.deid.protection`). An occurrence that holds spans of its own
+    takes their place (``올가·소콜로프`` found where the model took only ``소콜로프``), so no part of a detected
+    entity's text is left beside them; one that crosses a span's edge is left as it is."""
     current = list(spans)  # disjoint, sorted
     starts, ends = [s.start for s in current], [s.end for s in current]
     for start, end, key in sorted((o for o in occurrences if o[2] in seeds), key=lambda f: (-len(f[2]), f[0])):
