@@ -1,7 +1,8 @@
 """Sort the leaked mentions of ``thunder evaluate --json`` reports by cause: what the pipeline keeps on purpose, what
 the corpus's own annotators leave outside their spans, what its training text writes unmarked, what the model missed.
 
-    .venv/bin/python tools/leak_causes.py REPORT.json [REPORT.json ...] [--min_unmarked 5] [--top 8] [--json FILE]
+    .venv/bin/python tools/leak_causes.py REPORT.json [REPORT.json ...] [--model CKPT] [--min_unmarked 5] [--top 5]
+        [--json FILE]
 
 Each leaked mention gets the first cause that applies:
 
@@ -118,10 +119,11 @@ class ModelTraining:
 
     def __call__(self, model: str) -> tuple[dict[str, set[str]], UnmarkedText]:
         if model not in self._read:
-            if Artefact.open(model).recipe() is None:
+            artefact = Artefact.open(model)
+            if artefact.recipe() is None:
                 raise ValueError(f"{model} stores no training recipe: no training split to read")
             recipe, _ = RecipeOptions().recipe(model)
-            taxonomy = Artefact.open(model).classifier(weights=False).label_set.taxonomy
+            taxonomy = artefact.classifier(weights=False).label_set.taxonomy
             if recipe.alias_files:
                 taxonomy = taxonomy.with_alias_files(recipe.alias_files)
             train = Filler(recipe, taxonomy).documents()["train"]
