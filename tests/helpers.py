@@ -16,6 +16,7 @@ from thunder.deid.operators import entity_key
 from thunder.deid.overlaps import _key_pattern, find_keys, marked_shares
 from thunder.deid.pipeline import Deidentifier, DeidResult
 from thunder.identifiers.base import ScoredSpan
+from thunder.language.morphemes import inside_word
 from thunder.language.particles import fix_particle
 from thunder.language.tokenizer import ThunderTokenizer
 from thunder.taxonomy import LabelSet, Taxonomy
@@ -40,11 +41,16 @@ def first_span(text: str, word: str, label: str = NAME) -> ScoredSpan:
 
 
 def check_invariants(
-    text: str, result: DeidResult, given_spans: list[ScoredSpan] = (), deid: Deidentifier | None = None
+    text: str,
+    result: DeidResult,
+    given_spans: list[ScoredSpan] = (),
+    deid: Deidentifier | None = None,
+    scores: list[float] | None = None,
 ) -> None:
     """Placeholder-operator invariants: characters outside replaced spans kept (a particle right after a
-    replacement may be corrected), no text left of a detection that spreads (``deid.policy.spreads``, default options),
-    one placeholder per entity, input spans covered."""
+    replacement may be corrected), no text left of a detection that spreads (``deid.policy.spreads``, default options)
+    except inside a longer word or, for a model span, where the model's ``scores`` give no evidence
+    (``deid.policy.spreads_to``), one placeholder per entity, input spans covered."""
     deid = deid or _DEFAULTS
     spans = sorted(result.spans, key=lambda s: s.start)
     position, previous_end, previous = 0, 0, None
@@ -64,9 +70,13 @@ def check_invariants(
     assert out[position:] in ({tail} if previous is None else {tail, fix_particle(previous, tail)})
     detected = {span: entity_key(span.text) for span in spans if span.source != "propagated"}
     shares = marked_shares(text, list(detected), find_keys(text, set(detected.values())), None)  # at most the pipeline's
-    for key in {key for span, key in detected.items() if deid.policy.spreads(key, span, shares.get(key, 1.0))}:
-        if len(key) >= 2:
-            assert not _key_pattern(key).search(out), f"{key!r} left in {out!r}"
+    spreading = {key: span for span, key in detected.items() if deid.policy.spreads(key, span, shares.get(key, 1.0))}
+    evidenced = {key for key, span in spreading.items() if span.source != "model" or scores is None
+                 or all(deid.policy.spreads_to(key, max(scores[m.start() : m.end()]))
+                        for m in _key_pattern(key).finditer(text))}  # fmt: skip
+    for key in evidenced:
+        if len(key) >= 2:  # left only inside a longer word (신호 in 신호등)
+            assert all(inside_word(out, m.start(), m.end()) for m in _key_pattern(key).finditer(out)), (key, out)
     letters: dict[str, str] = {}
     for span in spans:
         assert letters.setdefault(entity_key(span.text), span.placeholder) == span.placeholder

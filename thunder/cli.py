@@ -8,16 +8,18 @@ exposed through jsonargparse; their modules are imported only when the subcomman
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import logging
 import sys
 import warnings
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 from lightning.pytorch import Trainer
 from lightning.pytorch.cli import LightningCLI
 
+from thunder import __version__
 from thunder.commands.line import run
 
 TRAINER_COMMANDS = ("fit", "validate", "test", "predict")
@@ -186,6 +188,17 @@ def _print_help() -> None:
     print("\nThunder:")
     for name, text in EXTRA_HELP.items():
         print(f"  {name:<10} {text}")
+    print("\n  --version  print Thunder's version")
+
+
+def _unknown_command(command: str) -> NoReturn:
+    """Exit 2 naming every command (the trainer's and Thunder's) and the one closest to ``command``."""
+    commands = [*TRAINER_COMMANDS, *EXTRA_COMMANDS]
+    close = difflib.get_close_matches(command, commands, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    sys.stderr.write(f"usage: thunder <command> [options]\nthunder: error: invalid choice: {command!r} (choose from "
+                     f"{', '.join(map(repr, commands))}){hint}\n")
+    raise SystemExit(2)
 
 
 def main(args: list[str] | None = None) -> None:
@@ -193,6 +206,9 @@ def main(args: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if args is None else args)
     if not args or args[0] in ("-h", "--help"):
         _print_help()
+        return
+    if args[0] == "--version":
+        print(f"thunder {__version__}")
         return
     command, rest = args[0], args[1:]
     target = EXTRA_COMMANDS.get(command)
@@ -203,8 +219,10 @@ def main(args: list[str] | None = None) -> None:
             choices = ", ".join(target)
             raise SystemExit(f"usage: thunder {command} {{{choices}}} [options]  (e.g. thunder {command} {next(iter(target))} --help)")
         run(_resolve(target[rest[0]]), rest[1:], prog=f"thunder {command} {rest[0]}")
-    else:
+    elif command in TRAINER_COMMANDS or command.startswith("-"):  # LightningCLI's own options first (-c X.yaml)
         ThunderCLI(args=args)
+    else:
+        _unknown_command(command)
 
 
 if __name__ == "__main__":

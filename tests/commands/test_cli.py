@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -134,3 +135,47 @@ def test_function_command_errors_name_the_bad_input() -> None:
     with pytest.raises(SystemExit) as raised:
         main(["taxonomy", "check", "--data", "/nonexistent-corpus"])
     assert "thunder taxonomy check: error:" in str(raised.value) and "/nonexistent-corpus" in str(raised.value)
+
+
+def test_version_is_the_installed_packages(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    main(["--version"])
+    assert capsys.readouterr().out == f"thunder {version('thunder-deid')}\n"
+
+
+def test_an_unknown_command_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as raised:
+        main(["dei"])
+    assert raised.value.code == 2
+    error = capsys.readouterr().err
+    assert all(repr(command) in error for command in ("fit", "predict", *EXTRA_COMMANDS))
+    assert "did you mean 'deid'?" in error
+
+
+def test_evaluate_asks_for_a_model_or_the_recognizers_switch() -> None:
+    with pytest.raises(SystemExit) as raised:
+        main(["evaluate", "--limit", "1"])
+    assert str(raised.value).endswith("give exactly one of --model DIR_OR_CKPT and --recognizers_only")
+
+
+class _Terminal(io.BytesIO):
+    """Standard input at a terminal: what was typed up to Ctrl-D."""
+
+    @property
+    def buffer(self) -> io.BytesIO:
+        return self
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_deid_says_it_reads_a_terminal_until_ctrl_d(terminal: bool, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    typed = "전화 010-1234-5678로 연락하였다.\n".encode()
+    monkeypatch.setattr(sys, "stdin", _Terminal(typed) if terminal else io.TextIOWrapper(io.BytesIO(typed)))
+    main(["deid", "--recognizers", '["phone_number"]'])
+    captured = capsys.readouterr()
+    assert captured.out == "전화 A로 연락하였다.\n"
+    assert ("thunder deid: reading standard input, Ctrl-D to end" in captured.err) == terminal

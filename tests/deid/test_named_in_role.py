@@ -31,7 +31,12 @@ def names(text: str) -> list[str]:
         ("피고의 처남인 김면규가 서명하였다", ["김면규"]),  # the role with 인
         ("피해자 김칸창(남, 35세)에게", ["김칸창"]),
         ("2022. 3. 4. 홍길순(여, 41세)을 만나", ["홍길순"]),  # sex and age alone mark a name
-        ("원고 최을의 청구를 기각한다.", ["최을의"]),  # a name ending in a particle letter: three syllables
+        ("원고 최을의 청구를 기각한다.", ["최을"]),  # 의 agrees and ends the word: the particle after the name
+        ("원고 이별와의 청구를 기각한다.", ["이별와"]),  # a name ending in a particle letter that cannot be one (과)
+        ("피해자 이씨는 다투었다.", ["이씨"]),  # 는 after 씨: a particle, though 이씨는 has three syllables
+        ("피해자 홍길동아, 왜 그랬니.", ["홍길동"]),  # the vocative
+        ("피해자 김영희랑 만났다.", ["김영희"]),
+        ("피해자 최윤아에게 전화하였다.", ["최윤아"]),  # a name ending in 아: three syllables
         ("피해자 김인이(51세)의 집", ["김인이"]),  # no particle comes before the age: the whole word
         ("피고(반소원고) 연예은 (920205-2462222)", ["연예은"]),  # ... though 연예|은 reads as a word and a particle
         ("피고인 김철수·이영희는 공모하여", ["김철수", "이영희"]),  # names listed with middle dots
@@ -98,6 +103,19 @@ def test_a_name_found_once_is_replaced_everywhere_and_the_recognizer_is_on_by_de
     assert len({s.placeholder for s in result.spans}) == 1
     without = Deidentifier(recognizers=["resident_registration_number"])(text)
     assert without.text == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("피해자 이씨는 다투었다.", "피해자 A는 다투었다."),
+        ("피해자 홍길동아, 왜 그랬니.", "피해자 A야, 왜 그랬니."),
+        ("피해자 김영희랑 만났다.", "피해자 A랑 만났다."),
+        ("원고 최을의 청구를 기각한다.", "원고 A의 청구를 기각한다."),
+    ],
+)
+def test_the_particle_after_a_name_found_without_a_model_is_kept_and_fixed(text: str, expected: str) -> None:
+    assert Deidentifier()(text).text == expected
 
 
 @pytest.mark.parametrize("corpus", ["demo", "judgments"])

@@ -306,6 +306,51 @@ def test_a_text_the_detection_took_at_few_of_its_occurrences_does_not_spread(dei
     assert "저축은행" not in recognized.text
 
 
+def _scores(text: str, *evidence: tuple[str, int, float]) -> list[float]:
+    """Per-character model scores: 0 everywhere but the ``(word, occurrence, score)`` given."""
+    scores = [0.0] * len(text)
+    for word, occurrence, score in evidence:
+        start = [m.start() for m in re.finditer(re.escape(word), text)][occurrence]
+        scores[start : start + len(word)] = [score] * len(word)
+    return scores
+
+
+def test_a_detected_text_never_spreads_inside_a_longer_word(deid: Deidentifier) -> None:
+    """Issue 66: the nickname 신호 is replaced where it is a word (with its particles), never inside 신호등, 신호대기,
+    신호위반, whatever the source of the span."""
+    text = "피고인은 별명이 신호인 사람을 신호등 앞에서 만났다. 신호는 신호대기 중이었고 신호위반 등으로 입건되었다. 신호의 차."
+    for source in ("model", "phone_number", "reviewer"):
+        span = dataclasses.replace(first_span(text, "신호"), source=source)
+        result = deid.apply(text, [span], _scores(text, *(("신호", i, 0.9) for i in range(6))))
+        assert result.text == "피고인은 별명이 A인 사람을 신호등 앞에서 만났다. A는 신호대기 중이었고 신호위반 등으로 입건되었다. A의 차.", source
+        check_invariants(text, result, [span])
+
+
+def test_a_dictionary_noun_spreads_only_where_the_model_gives_it_some_probability(deid: Deidentifier) -> None:
+    """Issue 66: a model span on a common noun (조합원) spreads to the occurrences the model scores at least
+    ``propagate_evidence``; a name spreads everywhere it is a word; without scores (a reviewer's re-apply) as before."""
+    text = "조합원 김영수는 조합원들에게 말했다. 조합원은 김영수를 믿었다. 조합원의 권리."
+    spans = [first_span(text, "조합원", "단체명"), first_span(text, "김영수")]
+    scores = _scores(text, ("조합원", 0, 0.6), ("조합원", 2, 0.2), ("김영수", 0, 0.9))
+    result = deid.apply(text, spans, scores)
+    assert result.text == "A B는 조합원들에게 말했다. A는 B를 믿었다. 조합원의 권리."
+    assert [s.source for s in result.spans] == ["model", "model", "propagated", "propagated"]
+    check_invariants(text, result, spans, scores=scores)
+    strict = Deidentifier(recognizers=[], policy=PublicationPolicy(propagate_evidence=0.3))
+    assert strict.apply(text, spans, scores).text.count("조합원") == 3
+    assert "조합원" not in Deidentifier(recognizers=[], policy=PublicationPolicy(propagate_evidence=0)).apply(
+        text, spans, scores).text
+    assert "조합원" not in deid.apply(text, spans).text  # no model output known: spreads as a reviewer's span does
+
+
+def test_identifiers_spread_beside_digits_and_latin_letters(deid: Deidentifier) -> None:
+    """Only a Hangul syllable joined to another makes an occurrence part of a longer word."""
+    text = "전화 010-1234-5678로 연락하였고 010-1234-5678번으로도 걸었다. 김영수A 김영수1과"
+    spans = [first_span(text, "010-1234-5678", "전화번호"), first_span(text, "김영수")]
+    result = deid.apply(text, spans, [0.0] * len(text))
+    assert "010-1234-5678" not in result.text and "김영수" not in result.text
+
+
 _ALPHABET = list("홍길동김철수이가은는을를과와로으의 AB12-.\n")
 
 

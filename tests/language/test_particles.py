@@ -11,6 +11,7 @@ from thunder.language.particles import (
     agrees,
     ends_with_rieul,
     final_consonant,
+    final_particles,
     fix_particle,
     has_final_consonant,
     leading_particle,
@@ -198,7 +199,35 @@ def test_trailing_particle() -> None:
     assert trailing_particle("냘라") == ""
     assert trailing_particle("배비이") == trailing_particle("엉가") == trailing_particle("서은") == ""  # name-final
     assert trailing_particle("") == ""
-    assert PARTICLE_RUN.fullmatch("에게는") and not PARTICLE_RUN.fullmatch("가방")
+    assert PARTICLE_RUN.fullmatch("에게는") and PARTICLE_RUN.fullmatch("이랑") and not PARTICLE_RUN.fullmatch("가방")
+
+
+@pytest.mark.parametrize(
+    ("text", "span", "kept"),
+    [
+        ("피고인 정미래는 전화하였다", "정미래는", "정미래"),  # 는 agrees with 래
+        ("피해자 이씨는 다투었다", "이씨는", "이씨"),
+        ("피해자 홍길동에게는 말하였다", "홍길동에게는", "홍길동"),  # several particles
+        ("홍길동이랑 만났다", "홍길동이랑", "홍길동"),
+        ("피고인 홍길동이 말하였다", "홍길동이", "홍길동"),
+        ("원고 최을의 청구", "최을의", "최을"),  # 을 after 최 would be 를: only 의 is a particle
+        ("이별와의 집", "이별와의", "이별와"),  # 와 after 이별 would be 과
+        ("이별와의 집", "이별와", "이별와"),
+        ("성가이 명의", "성가이", "성가이"),  # 이 after 가 would be 가
+        ("김서은 명의", "김서은", "김서은"),
+        ("청주리버파크자이아파트", "청주리버파크자이", "청주리버파크자이"),  # the word goes on past particles
+        ("경기도 수원시", "경기도", "경기도"),  # common last syllables of names and places, even agreeing
+        ("세종대로 175", "세종대로", "세종대로"),
+        ("을지로3가 12", "을지로3가", "을지로3가"),
+        ("한빛신경과 의원", "한빛신경과", "한빛신경과"),
+        ("김하랑 명의", "김하랑", "김하랑"),
+        ("김유나 명의", "김유나", "김유나"),
+        ("는 것", "는", "는"),  # something of the span remains
+    ],
+)
+def test_final_particles_are_the_particles_after_a_span(text: str, span: str, kept: str) -> None:
+    start = text.index(span)
+    assert text[start : start + len(span) - final_particles(text, start, start + len(span))] == kept
 
 
 def test_leading_particle() -> None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 import torch
+from helpers import NAME, KeywordModel
 
+from thunder.deid.pipeline import Deidentifier
 from thunder.model.decoding import (
     Aggregation,
     OperatingPoint,
@@ -14,6 +16,7 @@ from thunder.model.decoding import (
     joined_in_words,
     widen_to_latin_runs,
 )
+from thunder.taxonomy import LabelSet, Taxonomy
 
 
 def test_entity_tags_decide_identifier_against_outside_first() -> None:
@@ -67,8 +70,8 @@ def test_operating_point_is_validated_and_names_its_aggregation() -> None:
 
 
 def test_a_span_the_model_tagged_over_a_particle_leaves_the_particle() -> None:
-    """The model tagged ``홍길동은`` and ``5678로``: the particles are morphemes of their own and stay in the text (so
-    they are corrected after the replacement, never eaten); ``김지은`` keeps its last syllable."""
+    """The model tagged ``홍길동은``, ``5678로`` and ``정미래는``: the particles stay in the text (so they are corrected
+    after the replacement, never eaten); ``김지은`` keeps its last syllable."""
     from thunder.language.morphemes import morpheme_pieces
     from thunder.model.decoding import without_final_particles
 
@@ -86,6 +89,10 @@ def test_a_span_the_model_tagged_over_a_particle_leaves_the_particle() -> None:
                          ("홍길동이", "홍길동")):  # 이라는: the word ends in particles  # fmt: skip
         start = text.index(tagged)
         assert text[start : without_final_particles(pieces, ends, text, start, start + len(tagged))] == kept
+    text = "피고인 정미래는 피해자에게 전화하였다"  # Mecab-ko: 정미|래는, so the model tagged 는 with 래
+    pieces = morpheme_pieces(text)
+    ends = [end for _, end in pieces]
+    assert text[4 : without_final_particles(pieces, ends, text, 4, 8, tagged_end=8)] == "정미래"
     text = "피해자 성가이 명의 계좌와 이별와의 집"
     pieces = morpheme_pieces(text)
     ends = [end for _, end in pieces]
@@ -105,3 +112,15 @@ def test_token_spans_of_two_types_inside_one_word_are_one_span() -> None:
     assert joined_in_words(spans, offsets) == [(0, 3, "금융서비스"), (3, 4, "사업체"), (4, 5, "이름"), (5, 6, "이름")]
     assert joined_in_words([(0, 1, "사업체"), (1, 3, "금융서비스")], [(0, 1), (1, 2), (2, 4)]) == [(0, 3, "금융서비스")]
     assert joined_in_words([(0, 1, "a"), (1, 2, "b")], [(0, 2), (2, 4)]) == [(0, 2, "a")]  # equals: the first
+
+
+def test_a_particle_the_model_tagged_with_the_name_is_kept_and_fixed(tokenizer, taxonomy: Taxonomy) -> None:
+    """A model whose span takes the particle (``정미래는``) leaves it, fixed, after the placeholder."""
+    label_set = LabelSet(taxonomy, "label", "IO")
+    text = "피고인 정미래는 피해자에게 전화하였다."
+    encoding = tokenizer.encode(text)
+    name = {token for token, (s, e) in zip(encoding.ids, encoding.offsets) if 4 <= s and e <= 8}
+    model = KeywordModel(tokenizer.vocab_size, len(label_set), name, label_set.inside_id(NAME))
+    result = Deidentifier(model, tokenizer, label_set, recognizers=[])(text)
+    assert result.text == "피고인 A는 피해자에게 전화하였다."
+    assert [span.text for span in result.spans] == ["정미래"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import re
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -13,6 +14,8 @@ import pytest
 
 from thunder.cli import main
 from thunder.model.progress import LineProgressBar, needs_line_progress
+
+REPO = Path(__file__).resolve().parents[2]
 
 MODULE = textwrap.dedent(
     '''
@@ -27,6 +30,13 @@ MODULE = textwrap.dedent(
 
         val_dataloader = train_dataloader
 
+        def test_dataloader(self):
+            x = torch.randn(12, 4)
+            data = torch.utils.data.TensorDataset(x, x.sum(1, keepdim=True))
+            return [torch.utils.data.DataLoader(data, batch_size=4)] * 2
+
+        predict_dataloader = test_dataloader
+
 
     class Model(L.LightningModule):
         def __init__(self):
@@ -40,6 +50,12 @@ MODULE = textwrap.dedent(
 
         def validation_step(self, batch, batch_idx):
             self.log("val/loss", torch.nn.functional.mse_loss(self.net(batch[0]), batch[1]))
+
+        def test_step(self, batch, batch_idx, dataloader_idx=0):
+            self.log("test/loss", torch.nn.functional.mse_loss(self.net(batch[0]), batch[1]))
+
+        def predict_step(self, batch, batch_idx, dataloader_idx=0):
+            return self.net(batch[0])
 
         def configure_optimizers(self):
             return torch.optim.SGD(self.parameters(), lr=0.01)
@@ -121,3 +137,58 @@ def test_progress_lines_are_flushed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("builtins.print", lambda *args, flush=False, **kwargs: flushed.append(flush))
     LineProgressBar().print("x")
     assert flushed == [True]
+
+
+def test_test_and_predict_lines_count_the_batches_of_each_loader(user_module, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    trainer = L.Trainer(accelerator="cpu", logger=False, enable_model_summary=False, default_root_dir=tmp_path,
+                        callbacks=[LineProgressBar(interval=0)])
+    model, data = user_module.Model(), user_module.Data()
+    trainer.test(model, datamodule=data)
+    trainer.predict(model, datamodule=data)
+    lines = [line.split(" | ")[0] for line in capsys.readouterr().out.splitlines() if " batch " in line]
+    batches = ["batch 1/3", "batch 2/3", "batch 3/3"] * 2  # two loaders of three batches
+    assert lines == [f"Testing: {b}" for b in batches] + [f"Predicting: {b}" for b in batches]
+
+
+def test_a_closed_output_ends_the_lines_not_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    closed = io.StringIO()
+    closed.close()
+    monkeypatch.setattr(sys, "stdout", closed)
+    bar = LineProgressBar()
+    bar.print("first")  # print() raises ValueError: I/O operation on closed file
+    monkeypatch.setattr(sys, "stdout", live := io.StringIO())
+    bar.print("second")
+    assert live.getvalue() == ""
+
+
+def _thunder(args: list[str], cwd: Path, output: str) -> tuple[int, str]:
+    """``thunder ARGS > log 2>&1`` (``output`` "file") or ``thunder ARGS 2>&1 | …`` ("pipe"): exit code, output."""
+    command = [sys.executable, "-m", "thunder", *args]
+    if output == "file":
+        log = cwd / f"{args[0]}.log"
+        with log.open("w", encoding="utf-8") as stream:
+            code = subprocess.run(command, cwd=cwd, stdout=stream, stderr=subprocess.STDOUT).returncode
+        return code, log.read_text(encoding="utf-8")
+    result = subprocess.run(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return result.returncode, result.stdout
+
+
+@pytest.mark.parametrize("output", ["file", "pipe"])
+def test_thunder_predict_and_test_finish_with_output_to_a_file_or_a_pipe(tmp_path: Path, output: str) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for i in range(5):
+        (corpus / f"doc{i}.txt").write_text(f"문서 {i}: 연락처 010-1234-567{i}로 전화하였다.\n", encoding="utf-8")
+    code, log = _thunder(["predict", "--config", str(REPO / "configs" / "predict.yaml"), "--data.init_args.inputs",
+                          "[corpus]", "--data.init_args.batch_size", "2", "--data.init_args.num_workers", "0",
+                          "--trainer.accelerator", "cpu", "--trainer.callbacks.init_args.output_dir", "out"],
+                         tmp_path, output)  # fmt: skip
+    assert code == 0, log
+    assert "Predicting: batch 3/3" in log and "5 written, 0 failed, of 5 documents" in log
+    assert {p.name: p.read_text(encoding="utf-8") for p in (tmp_path / "out").glob("*.txt")} == {
+        f"doc{i}.txt": f"문서 {i}: 연락처 A로 전화하였다.\n" for i in range(5)}
+
+    code, log = _thunder(["test", "--config", str(REPO / "configs" / "demo.yaml")], tmp_path, output)
+    assert code == 0, log
+    assert "Testing: batch 2/2" in log and "test/binary_f1" in log  # every test batch, then the metrics

@@ -9,10 +9,12 @@ meet lives here, named:
 2. **Trimming** (:func:`trim`): surrounding spaces leave a span; a span without a letter or digit goes.
 3. **Particle variants** (:func:`particle_variants`): mentions of one entity that differ by a particle agree
    (``홍길동`` and ``홍길동이``), so they get one placeholder.
-4. **Propagation** (:func:`find_keys`, :func:`propagate`): every further occurrence of a seed's text is a mention of
-   its entity (an occurrence holding spans of its own takes their place); which spans seed is the publication
-   policy's (:meth:`thunder.deid.policy.PublicationPolicy.spreads`, given :func:`marked_shares`), and a model seed
-   never spreads into protected text (:mod:`thunder.deid.protection`).
+4. **Propagation** (:func:`find_keys`, :func:`propagate`): every further occurrence of a seed's text that is a word
+   of its own (never the head of a longer word: ``신호`` leaves ``신호등`` alone) is a mention of its entity (an
+   occurrence holding spans of its own takes their place); which spans seed is the publication policy's
+   (:meth:`thunder.deid.policy.PublicationPolicy.spreads`, given :func:`marked_shares`), and a model seed never
+   spreads into protected text (:mod:`thunder.deid.protection`) nor where the model's evidence does not carry it
+   (:meth:`~thunder.deid.policy.PublicationPolicy.spreads_to`).
 """
 
 from __future__ import annotations
@@ -21,19 +23,20 @@ import bisect
 import re
 from dataclasses import replace
 from enum import Enum
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from thunder.deid.operators import entity_key
 from thunder.deid.protection import covered
 from thunder.identifiers.base import ScoredSpan
 from thunder.language.particles import PARTICLE_RUN, leading_particle, run_agrees, written_into_word
-from thunder.language.morphemes import whole_word
+from thunder.language.morphemes import inside_word
 from thunder.language.regions import address_spellings
 
 _WORD = re.compile(r"\w")
 _ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
 _NON_SPACE = re.compile(r"\S")
 _FEW_KEYS = 32
+Evidence = Callable[[ScoredSpan, int, int], bool]  # whether a model seed's text spreads to text[start:end]
 
 
 class Overlap(str, Enum):
@@ -189,13 +192,20 @@ def find_keys(text: str, keys: Iterable[str]) -> list[tuple[int, int, str]]:
     return sorted(found)
 
 
-def held_back(seed: ScoredSpan, text: str, start: int, end: int, protected: bytearray | None) -> bool:
-    """Whether ``seed``'s text stays at ``text[start:end]``: a model seed never spreads into ``protected`` text, a
-    reviewer's only to whole words (:func:`~thunder.language.morphemes.whole_word`: ``신호`` accepted leaves
-    ``신호등`` and ``신호대기`` alone)."""
-    if seed.source == REVIEWER:
-        return not whole_word(text, start, end)
-    return seed.source == "model" and protected is not None and covered(text, start, end, protected)
+def held_back(
+    seed: ScoredSpan, text: str, start: int, end: int, protected: bytearray | None, evidence: Evidence | None = None
+) -> bool:
+    """Whether ``seed``'s text stays at ``text[start:end]``: no seed spreads inside a longer word
+    (:func:`~thunder.language.morphemes.inside_word`: ``신호`` leaves ``신호등`` and ``신호대기`` alone, not ``신호가``); a model
+    seed never spreads into ``protected`` text, nor to an occurrence that ``evidence`` (given the seed and the
+    occurrence) does not take."""
+    if inside_word(text, start, end):
+        return True
+    if seed.source != "model":
+        return False
+    if protected is not None and covered(text, start, end, protected):
+        return True
+    return evidence is not None and not evidence(seed, start, end)
 
 
 def marked_shares(
@@ -222,17 +232,19 @@ def propagate(
     seeds: Mapping[str, ScoredSpan],
     occurrences: Iterable[tuple[int, int, str]],
     protected: bytearray | None,
+    evidence: Evidence | None = None,
 ) -> list[ScoredSpan]:
     """Add every further occurrence of a seed's text (among ``occurrences``, :func:`find_keys`'s; those of other texts
-    are skipped) as a span of the same entity, with ``origin`` the seed's offsets, longer texts first; a model seed
-    never spreads into ``protected`` text (:mod:`thunder.deid.protection`). An occurrence that holds spans of its own
+    are skipped) as a span of the same entity, with ``origin`` the seed's offsets, longer texts first, except where
+    :func:`held_back` keeps it (inside a longer word; for a model seed, protected text or no ``evidence``). An
+    occurrence that holds spans of its own
     takes their place (``올가·소콜로프`` found where the model took only ``소콜로프``), so no part of a detected
     entity's text is left beside them; one that crosses a span's edge is left as it is."""
     current = list(spans)  # disjoint, sorted
     starts, ends = [s.start for s in current], [s.end for s in current]
     for start, end, key in sorted((o for o in occurrences if o[2] in seeds), key=lambda f: (-len(f[2]), f[0])):
         seed = seeds[key]
-        if held_back(seed, text, start, end, protected):
+        if held_back(seed, text, start, end, protected, evidence):
             continue
         first = bisect.bisect_left(starts, start)
         last = bisect.bisect_left(starts, end, lo=first)  # spans first..last-1 start inside the occurrence

@@ -22,13 +22,15 @@ Steps for one document:
    full (:func:`thunder.deid.operators.entity_key`: ``서울특별시 강남구 …``, ``서울시 강남구 …`` and ``서울 강남구 …`` are one
    entity; a province name is normalised only where a lower administrative unit follows it); a mention that is
    another entity's text plus a particle (``홍길동이`` beside ``홍길동``) is shrunk to that entity. Every further
-   occurrence of an entity's text (two or more characters; at a word boundary where it starts or ends with a Latin
-   letter or digit; an address under every spelling of its province) is replaced too (``origin``: the span it
-   repeats), so a detected identifier never survives elsewhere in the document: the text of a recognizer's, the
-   officials' rule's or a reviewer's span always, a model span's only from ``propagate_threshold``, where the
+   occurrence of an entity's text that is a word of its own (two or more characters; the text plus particles or a
+   suffix, never the head of a longer word: ``신호가``, not ``신호등``; at a word boundary where it starts or ends
+   with a Latin letter or digit; an address under every spelling of its province) is replaced too (``origin``: the
+   span it repeats), so a detected identifier never survives elsewhere in the document: the text of a recognizer's,
+   the officials' rule's or a reviewer's span always, a model span's only from ``propagate_threshold``, where the
    detection took at least ``propagate_share`` of the text's occurrences itself, and when it is not a common word of
    the genre (:mod:`thunder.language.genre`) or a general noun of Korean (:mod:`thunder.synthesis.vocabulary`) nor a
-   short number, and never into protected text.
+   short number; a text Mecab-ko reads as one dictionary noun (``조합원``) only to the occurrences the model scores at
+   least ``propagate_evidence``; never into protected text.
 5. Entities get placeholders A, B, ..., Z, AA, ... in order of first appearance, skipping capital letters that
    occur in any detected text and placeholders that already stand alone in the text (a partly de-identified
    judgment); the operator chosen for the entity's label, category or tier 1 (:mod:`thunder.deid.operators`) makes each mention's replacement and the
@@ -36,13 +38,16 @@ Steps for one document:
 
 Guarantees (tested): every character outside the replaced spans is kept, except a particle directly after a
 replacement that is corrected; the output never contains the text of a propagating span (step 4) of two or more
-characters (at a word boundary as in step 4; a model span's text stays where it is protected text), nor such an
+characters as a word of its own (at a word boundary as in step 4; a model span's text stays where it is protected
+text or, for a dictionary noun, where the model gives it no evidence), nor such an
 address under another spelling of its province — a particle correction that would recreate one is not made.
 """
 
 from __future__ import annotations
 
+import bisect
 import copy
+import itertools
 import re
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -64,7 +69,7 @@ from thunder.documents.annotation import placeholder_sequence
 from thunder.language.legal import official_names
 from thunder.language.particles import fix_particle
 from thunder.language.tokenizer import Windows
-from thunder.model.decoding import OperatingPoint, TokenPredictions, aggregate
+from thunder.model.decoding import OperatingPoint, TokenPredictions, aggregate, character_scores
 from thunder.model.inference import Progress, Runtime, TorchRuntime, check_device, predict_windows
 from thunder.taxonomy import TIER1, Taxonomy
 
@@ -248,7 +253,8 @@ class Deidentifier:
         """Spans of one document from its token predictions, the recognizers and the officials replaced by policy,
         then replacement."""
         spans = self.model_spans(text, prediction) + recognize(text, self.recognizers)
-        return self.apply(text, spans + self.official_spans(text))
+        scores = character_scores(prediction, len(text)) if prediction.scores else None
+        return self.apply(text, spans + self.official_spans(text), scores)
 
     def official_spans(self, text: str) -> list[ScoredSpan]:
         """The names (and law firms) of the officials whose roles are not kept, as spans of source ``officials``."""
@@ -264,9 +270,11 @@ class Deidentifier:
             for o in official_names(text, self.policy.replaced_officials)
         ]
 
-    def apply(self, text: str, spans: Iterable[ScoredSpan]) -> DeidResult:
+    def apply(self, text: str, spans: Iterable[ScoredSpan], scores: Sequence[float] | None = None) -> DeidResult:
         """Drop or trim the model's spans over protected text, group ``spans`` into entities, assign placeholders,
-        apply the operator and fix particles.
+        apply the operator and fix particles. ``scores``: the model's ``1 - P(O)`` per character
+        (:func:`~thunder.model.decoding.character_scores`), where a model span's text may spread by the policy's
+        :meth:`~thunder.deid.policy.PublicationPolicy.spreads_to` (``None``: no model output known).
 
         Labels found in the taxonomy get its category and tier 1 (those of the taxonomy win over a recognizer's).
         """
@@ -287,7 +295,12 @@ class Deidentifier:
         occurrences = find_keys(text, seeds)
         shares = marked_shares(text, spans, occurrences, protected)
         seeds = {key: seed for key, seed in seeds.items() if self.policy.spreads(key, seed, shares.get(key, 1.0))}
-        spans = propagate(text, spans, seeds, occurrences, protected)
+
+        def evidence(seed: ScoredSpan, start: int, end: int) -> bool:
+            return self.policy.spreads_to(entity_key(text[seed.start : seed.end]),
+                                          max(scores[start:end]) if scores is not None else None)  # fmt: skip
+
+        spans = propagate(text, spans, seeds, occurrences, protected, evidence)
         if not spans:
             return DeidResult(text, ())
         entities = self._entities(text, spans)
@@ -300,36 +313,44 @@ class Deidentifier:
                                        replacements)  # fmt: skip
         keys = [key for key in entities if len(key) >= 2 and key in seeds]
         mask = mask_character("*", entities)  # a character no detected text holds
-        for _ in range(2 * len(spans) + 1):
+        for _ in range(2 * len(spans) + 1):  # each pass fixes every leak that touches no segment fixed before it
             output, segments = _assemble(fixed, replacements)
-            leak = None
+            bounds = [segment_end for *_, segment_end in segments]
+            touched: set[int] = set()  # segments changed in this pass
+            added: list[ScoredSpan] = []
             for start, end, key in find_keys(output, keys):
-                hit = [(kind, i, a) for kind, i, a, b in segments if a < b and a < end and start < b]
+                hit = []
+                for kind, i, a, b in itertools.islice(segments, bisect.bisect_right(bounds, start), None):
+                    if a >= end:
+                        break
+                    if a < b:
+                        hit.append((kind, i, a))
                 kind, i, a = hit[0]
                 origin = gap_starts[i] + start - a if kind == "gap" else None  # where a gap's text stood in ``text``
                 if (len(hit) == 1 and origin is not None and fixed[i] == gaps[i]
-                        and held_back(seeds[key], text, origin, origin + end - start, protected)):
-                    continue  # protected text a model seed's text does not spread into (as in ``_propagate``)
-                leak = key, start, end, hit, origin
+                        and held_back(seeds[key], text, origin, origin + end - start, protected, evidence)):
+                    continue  # text a seed does not spread into (as in ``propagate``)
+                if any((kind, i) in touched for kind, i, _ in hit):
+                    continue  # seen again in the next pass
+                touched.update((kind, i) for kind, i, _ in hit)
+                corrected = [i for kind, i, _ in hit if kind == "gap" and fixed[i] != gaps[i]]
+                replaced = [i for kind, i, _ in hit if kind == "replacement" and set(replacements[i]) != {mask}]
+                if corrected:  # a particle correction recreated an entity's text: keep the original particle
+                    for i in corrected:
+                        fixed[i] = gaps[i]
+                elif replaced:  # a replacement joins its neighbours into an entity's text: mask it
+                    for i in replaced:
+                        replacements[i] = mask * len(replacements[i])
+                elif len(hit) == 1 and hit[0][0] == "gap":  # only became word-bounded after a replacement
+                    seed = seeds[key]
+                    added.append(replace(seed, start=origin, end=origin + end - start, source="propagated",
+                                         origin=(seed.start, seed.end)))  # fmt: skip
+                else:
+                    raise RuntimeError(f"cannot remove {key!r} from the de-identified text")
+            if added:
+                return self.apply(text, [*spans, *added], scores)
+            if not touched:
                 break
-            if leak is None:
-                break
-            key, start, end, hit, origin = leak
-            corrected = [i for kind, i, _ in hit if kind == "gap" and fixed[i] != gaps[i]]
-            replaced = [i for kind, i, _ in hit if kind == "replacement" and set(replacements[i]) != {mask}]
-            if corrected:  # a particle correction recreated an entity's text: keep the original particle
-                for i in corrected:
-                    fixed[i] = gaps[i]
-            elif replaced:  # a replacement joins its neighbours into an entity's text: mask it
-                for i in replaced:
-                    replacements[i] = mask * len(replacements[i])
-            elif len(hit) == 1 and hit[0][0] == "gap":  # only became word-bounded after a replacement
-                seed = seeds[key]
-                added = replace(seed, start=origin, end=origin + end - start, source="propagated",
-                                origin=(seed.start, seed.end))  # fmt: skip
-                return self.apply(text, [*spans, added])
-            else:
-                raise RuntimeError(f"cannot remove {key!r} from the de-identified text")
         detected = tuple(
             DetectedSpan(s.start, s.end, m, s.label, s.category, s.tier1, entities[entity_key(m)].placeholder,
                          round(s.score, 4), s.source, s.origin)  # fmt: skip

@@ -10,7 +10,8 @@ A :class:`PublicationPolicy` says
 - how far a model span reaches: its text replaces its other occurrences only from ``propagate_threshold``, where the
   detection took at least ``propagate_share`` of them itself, and when it is none of the ``genre_words``
   (:mod:`thunder.language.genre`, and the general nouns of Korean of :mod:`thunder.synthesis.vocabulary`) nor a short
-  number (:meth:`PublicationPolicy.spreads`).
+  number (:meth:`PublicationPolicy.spreads`); a dictionary noun only to the occurrences the model scores at least
+  ``propagate_evidence`` (:meth:`PublicationPolicy.spreads_to`).
 
 :mod:`thunder.deid.protection` turns the first three into the text no model span may replace; the pipeline, the
 service, ``thunder deid``, ``evaluate`` and ``predict`` all take one policy object. Spans of every other source
@@ -26,12 +27,14 @@ from typing import ClassVar, Literal, Sequence
 from thunder.identifiers.base import ScoredSpan
 from thunder.language.genre import load_genre_words
 from thunder.language.legal import OFFICIAL_ROLES
+from thunder.language.morphemes import dictionary_noun
 from thunder.synthesis.vocabulary import load_general_nouns
 
-__all__ = ["PROPAGATE_SHARE", "PROPAGATE_THRESHOLD", "PROTECTED_WORDS", "SPREADING_NUMBER", "PublicationPolicy"]
+__all__ = ["PROPAGATE_EVIDENCE", "PROPAGATE_SHARE", "PROPAGATE_THRESHOLD", "PROTECTED_WORDS", "SPREADING_NUMBER", "PublicationPolicy"]
 
 PROPAGATE_THRESHOLD = 0.5  # a model span spreads to its text's other occurrences from this score (docs/pipeline.md)
 PROPAGATE_SHARE = 0.1  # ... and where the detection took at least this share of those occurrences itself
+PROPAGATE_EVIDENCE = 0.1  # ... and a dictionary noun's only to occurrences the model gives at least this 1 - P(O)
 SPREADING_NUMBER = 6  # a model span of digits and punctuation only spreads from this many characters
 PROTECTED_WORDS: tuple[str, ...] = (
     # the release's fixed list
@@ -69,10 +72,15 @@ class PublicationPolicy:
         propagate_share: ... and only where the detection (model and recognizers) took at least this share of the
             text's occurrences itself: a word marked once in a hundred occurrences is the model's slip, not an
             entity the rest of the document names (0: no such condition).
+        propagate_evidence: a model span whose text Mecab-ko reads as one common noun of its dictionary (``신호``,
+            ``조합원``) spreads only to the occurrences where the model itself gives some token at least this
+            1 - P(O); names, places, unknown and foreign words spread to every occurrence that is a word of its own
+            (0: every dictionary noun too).
     """
 
     GROUP: ClassVar[str] = "publication policy"
-    ADVANCED: ClassVar[tuple[str, ...]] = ("protected_words", "genre_words", "propagate_threshold", "propagate_share")
+    ADVANCED: ClassVar[tuple[str, ...]] = ("protected_words", "genre_words", "propagate_threshold", "propagate_share",
+                                           "propagate_evidence")  # fmt: skip
 
     keep_officials: list[Role] = field(default_factory=lambda: list(OFFICIAL_ROLES))
     keep_regions: bool = True
@@ -81,6 +89,7 @@ class PublicationPolicy:
     genre_words: bool | str | list[str] = True
     propagate_threshold: float = PROPAGATE_THRESHOLD
     propagate_share: float = PROPAGATE_SHARE
+    propagate_evidence: float = PROPAGATE_EVIDENCE
 
     def __post_init__(self) -> None:
         roles = self.keep_officials
@@ -92,7 +101,7 @@ class PublicationPolicy:
             raise ValueError(f"keep_regions must be true or false, got {self.keep_regions!r}")
         _words(self.legal_text, "legal_text")
         _words(self.protected_words, "protected_words")
-        for name in ("propagate_threshold", "propagate_share"):
+        for name in ("propagate_threshold", "propagate_share", "propagate_evidence"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
                 raise ValueError(f"{name} must lie in [0, 1], got {value!r}")
@@ -136,6 +145,15 @@ class PublicationPolicy:
             return (span.score >= self.propagate_threshold and marked_share >= self.propagate_share
                     and key not in self.no_propagation and not short_number)  # fmt: skip
         return span.source != "propagated"
+
+    def spreads_to(self, key: str, score: float | None) -> bool:
+        """Whether a model span's text ``key`` spreads to an occurrence where the model gives at most ``score``
+        (``None``: no model output is known there, as for spans sent back by a reviewer): everywhere, unless ``key``
+        is one dictionary noun (:func:`~thunder.language.morphemes.dictionary_noun`) and ``score`` is under
+        :attr:`propagate_evidence`."""
+        if score is None or not self.propagate_evidence:
+            return True
+        return score >= self.propagate_evidence or not dictionary_noun(key)
 
 
 def _words(spec: bool | Sequence[str] | None, name: str, builtin: Sequence[str] = ()) -> tuple[str, ...] | None:

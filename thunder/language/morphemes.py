@@ -330,6 +330,27 @@ _NOUNS = frozenset({"NNG", "NNP", "NNB", "NR", "SL", "SH", "SN", "XR"})  # morph
 ENTITY_HEADS = frozenset({"주식회사", "유한회사", "회사", "법인", "은행", "병원", "의원", "학교", "아파트", "빌라", "상사"})
 
 
+def dictionary_noun(word: str) -> bool:
+    """Whether Mecab-ko reads ``word`` as one common noun of its dictionary (``신호``, ``조합원``, ``주치의``): no
+    proper noun (``김철수``, ``리비아``), no unknown word, and not a run of pieces it only guessed (``서규|애``)."""
+    morphemes = word_analysis(word)
+    return len(morphemes) == 1 and morphemes[0][0] == word and morphemes[0][1] == "NNG"
+
+
+def inside_word(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` is part of a longer Korean word rather than a word of its own (:func:`whole_word`),
+    judged only where a Hangul syllable meets another across an edge: ``신호`` is inside ``신호등`` and ``신호대기``,
+    not inside ``신호가``; digits and Latin letters beside it (``010-1234-5678번``) never make it so."""
+    joined = any(
+        0 < edge < len(text) and _is_syllable(text[edge - 1]) and _is_syllable(text[edge]) for edge in (start, end)
+    )
+    return joined and not whole_word(text, start, end)
+
+
+def _is_syllable(char: str) -> bool:
+    return "가" <= char <= "힣"
+
+
 def whole_word(text: str, start: int, end: int) -> bool:
     """Whether ``text[start:end]`` stands as a word of its own, not as part of a longer one: on each side a break
     (space, punctuation, the text's edge) or a morpheme boundary with no noun across it, after it a particle too

@@ -33,6 +33,7 @@ __all__ = [
     "run_agrees",
     "ends_with_rieul",
     "final_consonant",
+    "final_particles",
     "fix_particle",
     "fixed_particle",
     "has_final_consonant",
@@ -208,18 +209,22 @@ def fix_particle(previous: str, following: str) -> str:
     return following if fixed is None else fixed[0] + following[fixed[1] :]
 
 
-# Particles written directly after a noun, alternating or not (the case particles, 의, 에게, 도, 만, 부터, ...).
+# Particles written directly after a noun, alternating or not (the case particles, 의, 에게, 도, 만, 부터, 랑, ...).
 _NOUN_PARTICLES = (
-    "이라는", "에게", "에서", "한테", "부터", "까지", "으로", "이나", "라는", "처럼", "보다",
-    "은", "는", "이", "가", "을", "를", "과", "와", "로", "의", "에", "도", "만", "께", "나",
+    "이라는", "에게", "에서", "한테", "부터", "까지", "으로", "이나", "이랑", "라는", "처럼", "보다",
+    "은", "는", "이", "가", "을", "를", "과", "와", "로", "의", "에", "도", "만", "께", "나", "랑",
 )  # fmt: skip
 PARTICLE_RUN = re.compile("(?:" + "|".join(_NOUN_PARTICLES) + ")+")
 """One or more particles in a row (``에게는``), for ``PARTICLE_RUN.match(text, pos)``."""
 
 
-# Particles that are also common last syllables of names and words (서은, 배비이, 김엉가, 지나, 태만): a word
+# Particles that are also common last syllables of names and words (서은, 배비이, 김엉가, 지나, 태만, 사랑): a word
 # ending in one of them is not taken to end in a particle.
-_NAME_FINAL_PARTICLES = frozenset({"은", "이", "가", "나", "도", "만", "로", "이나"})
+_NAME_FINAL_PARTICLES = frozenset({"은", "이", "가", "나", "도", "만", "로", "이나", "랑"})
+# Of those, the ones that are common last syllables of names, places and institutions even where they agree with
+# the letter before them as a particle would (지나, 태만, 하랑, 경기도, 세종대로, 종로3가, 신경과, 이나): a span
+# keeps them where its source took them.
+_ENTITY_FINAL_PARTICLES = frozenset({"가", "과", "나", "도", "로", "만", "랑", "이나"})
 
 
 def trailing_particle(text: str) -> str:
@@ -227,6 +232,26 @@ def trailing_particle(text: str) -> str:
     also ``""`` where that particle is a common last syllable of a name (``배비이``)."""
     form = next((form for form in _NOUN_PARTICLES if len(form) <= len(text) and text.endswith(form)), "")
     return "" if form in _NAME_FINAL_PARTICLES else form
+
+
+def final_particles(text: str, start: int, end: int) -> int:
+    """How many characters at the end of the span ``text[start:end]`` are the particles written after it, not part
+    of it (``정미래는``: 1, ``이씨는``: 1, ``홍길동에게는``: 3, ``김서은``: 0): particles up to the end of the word
+    that agree with the text before them (``이별와`` before ``의``: ``의`` only; after ``이별`` it would be ``과``),
+    the first of them no common last syllable of a name, place or institution (``김하랑``, ``경기도``, ``세종대로``:
+    none). Something of the span always remains."""
+    word_end = end
+    while word_end < len(text) and text[word_end].isalnum():
+        word_end += 1
+    cut = end
+    while True:
+        span = text[start:cut]
+        form = next((form for form in _NOUN_PARTICLES if len(form) < len(span) and span.endswith(form)), "")
+        before = cut - len(form)
+        if (not form or form in _ENTITY_FINAL_PARTICLES or not PARTICLE_RUN.fullmatch(text, before, word_end)
+                or not run_agrees(text[start:before], text[before:word_end])):  # fmt: skip
+            return end - cut
+        cut = before
 
 
 def agrees(previous: str, following: str) -> bool | None:

@@ -12,10 +12,10 @@ do):
    starts a new one.
 4. **Aggregation** (:class:`Aggregation`, :func:`aggregate`): token spans of two types that touch inside a word
    are one (:func:`joined_in_words`); token spans become character spans widened to whole Mecab morphemes (a
-   particle ending the last one stays out), and the particles the model did not tag that end a span and its word
-   stay out too (:func:`without_final_particles`); under ``HYSTERESIS`` a span first grows over the untagged tokens
-   touching it inside the same word whose ``1 - P(O)`` exceeds the lower ``grow_threshold``; a span that cuts a run
-   of Latin letters and digits joined by ``. _ -`` (``raye.6``) covers all of it.
+   particle ending the last one stays out), and the particles after a span stay out too, tagged or not, unless they
+   may be a name's last syllable (:func:`without_final_particles`); under ``HYSTERESIS`` a span first grows over the
+   untagged tokens touching it inside the same word whose ``1 - P(O)`` exceeds the lower ``grow_threshold``; a span
+   that cuts a run of Latin letters and digits joined by ``. _ -`` (``raye.6``) covers all of it.
 
 :class:`OperatingPoint` is the pair of thresholds a model was validated at; it is stored in the checkpoint and the
 export and is the default of every command that runs the model.
@@ -26,13 +26,14 @@ from __future__ import annotations
 import bisect
 import re
 import string
+from array import array
 from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
 
 from thunder.identifiers.base import ScoredSpan
 from thunder.language.morphemes import morpheme_pieces
-from thunder.language.particles import PARTICLE_RUN, trailing_particle
+from thunder.language.particles import PARTICLE_RUN, final_particles, trailing_particle
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -128,6 +129,15 @@ class TokenPredictions:
     scores: list[float] = field(default_factory=list)  # 1 - P(O)
     morphemes: list[tuple[int, int]] | None = None  # the text's morpheme_pieces when the tokenizer gave them
     types: list[int] = field(default_factory=list)  # the most likely entity tag, whatever its probability (triage)
+
+
+def character_scores(prediction: TokenPredictions, length: int) -> array:
+    """Per character of a document of ``length`` characters, the ``1 - P(O)`` of the token holding it (0 outside
+    every token): the model's evidence at any place of the text, whatever was decided there."""
+    scores = array("f", bytes(4 * length))
+    for (start, end), score in zip(prediction.offsets, prediction.scores):
+        scores[start:end] = array("f", [score]) * (end - start)
+    return scores
 
 
 def merge_windows(
@@ -227,12 +237,14 @@ def widen_to_morphemes(
 def without_final_particles(
     pieces: Sequence[tuple[int, int]], piece_ends: Sequence[int], text: str, start: int, end: int, tagged_end: int = 0
 ) -> int:
-    """The end of ``[start, end)`` short of the particles it ends with where Mecab-ko reads them as morphemes of their
-    own (``홍길동|은``, ``5678|로``) and the model did not tag (they start at or after ``tagged_end``: reached by
-    growing or widening): a span never eats a particle the model left out, so the particle after the replacement is
-    corrected, not lost, while the last syllable of a name the model took (``성가|이``, ``이별|와``) stays the name's.
-    A particle inside a morpheme (``김지은``) is part of the word and stays, and so does one the word goes on after
-    with more than particles (``청주리버파크자|이|아파트``: a name's last syllable)."""
+    """The end of ``[start, end)`` short of the particles after it, so the particle after the replacement is
+    corrected, not lost: those that Mecab-ko reads as morphemes of their own (``홍길동|은``, ``5678|로``) where the
+    model did not tag them (they start at or after ``tagged_end``: reached by growing or widening), then, tagged or
+    not, those :func:`~thunder.language.particles.final_particles` finds (``정미래는``: a particle Mecab-ko joins to
+    the name's last syllable, ``정미|래는``). The last syllable of a name the model took stays the name's where it
+    cannot be the particle after it (``성가|이``, ``이별|와``: the particle would be ``가``, ``과``) or is a common
+    last syllable of names (``김하랑``). A particle inside a morpheme (``김지은``) is part of the word and stays, and
+    so does one the word goes on after with more than particles (``청주리버파크자|이|아파트``: a name's last syllable)."""
     word_end = end
     while word_end < len(text) and text[word_end].isalnum():
         word_end += 1
@@ -242,7 +254,7 @@ def without_final_particles(
         if piece_start <= start or piece_start < tagged_end or not PARTICLE_RUN.fullmatch(text, piece_start, word_end):
             break
         end, index = piece_start, index - 1
-    return end
+    return end - final_particles(text, start, end)
 
 
 # Latin letters and digits joined by . _ - (an account name, a handle, a code); at least one letter

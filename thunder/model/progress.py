@@ -44,8 +44,13 @@ class LineProgressBar(ProgressBar):
         self._enabled = True
 
     def print(self, *args: Any, **kwargs: Any) -> None:
+        """A flushed line; standard output closed under the run (``| head``, a closed log) ends the lines, not the
+        run."""
         if self._enabled:
-            print(*args, **kwargs, flush=True)
+            try:
+                print(*args, **kwargs, flush=True)
+            except (OSError, ValueError):  # a broken pipe, a closed file
+                self._enabled = False
 
     def on_train_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         self._started, self._last_line, self._first_step = time.monotonic(), -math.inf, trainer.global_step
@@ -81,16 +86,30 @@ class LineProgressBar(ProgressBar):
     def on_test_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         self._started, self._last_line = time.monotonic(), -math.inf
 
+    def on_test_batch_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule, batch: Any, batch_idx: int,
+                            dataloader_idx: int = 0) -> None:
+        self.has_dataloader_changed(dataloader_idx)  # the loader whose total the line shows
+
     def on_test_batch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule, outputs: Any, batch: Any,
                           batch_idx: int, dataloader_idx: int = 0) -> None:
         self._batch_line(self.test_description, batch_idx + 1, self.total_test_batches_current_dataloader)
 
+    def on_test_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        self.reset_dataloader_idx_tracker()
+
     def on_predict_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         self._started, self._last_line = time.monotonic(), -math.inf
+
+    def on_predict_batch_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule, batch: Any, batch_idx: int,
+                               dataloader_idx: int = 0) -> None:
+        self.has_dataloader_changed(dataloader_idx)
 
     def on_predict_batch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule, outputs: Any, batch: Any,
                              batch_idx: int, dataloader_idx: int = 0) -> None:
         self._batch_line(self.predict_description, batch_idx + 1, self.total_predict_batches_current_dataloader)
+
+    def on_predict_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        self.reset_dataloader_idx_tracker()
 
     def _batch_line(self, description: str, done: int, total: int | float) -> None:
         now = time.monotonic()

@@ -35,7 +35,7 @@ from thunder.identifiers.base import PatternRecognizer, ScoredSpan
 from thunder.language.genre import load_genre_words
 from thunder.language.legal import LegalText
 from thunder.language.morphemes import word_analysis
-from thunder.language.particles import PARTICLE_RUN
+from thunder.language.particles import PARTICLE_RUN, agrees, final_particles
 from thunder.language.regions import PLACE_NAMES
 from thunder.synthesis.names import DOUBLE_SURNAMES, SURNAMES
 from thunder.synthesis.vocabulary import load_general_nouns
@@ -95,10 +95,19 @@ _ROLE_WORDS = frozenset(role for role in PARTY_ROLES + ROLES if len(role) > 1)
 
 
 def split_particles(word: str, longest: int = 4) -> list[str]:
-    """The readings of ``word`` as a name of two to ``longest`` syllables followed by particles or by nothing,
-    longest first (``두단고로부터`` -> ``두단고로``, ``두단고``)."""
+    """The readings of ``word`` as a name of two to ``longest`` syllables followed by particles, by the vocative
+    ``아`` or ``야`` (``홍길동아``, ``영희야``) or by nothing, longest first (``두단고로부터`` -> ``두단고로``,
+    ``두단고``); none ends in a particle written after the name (:func:`~thunder.language.particles.final_particles`:
+    ``이씨는`` -> ``이씨``, not ``이씨는``)."""
     cuts = range(min(len(word), longest), 1, -1)
-    return [word[:cut] for cut in cuts if cut == len(word) or PARTICLE_RUN.fullmatch(word, cut)]
+    return [word[:cut] for cut in cuts
+            if (cut == len(word) or PARTICLE_RUN.fullmatch(word, cut) or _vocative(word, cut))
+            and not final_particles(word, 0, cut)]  # fmt: skip
+
+
+def _vocative(word: str, cut: int) -> bool:
+    """Whether ``word`` ends at ``cut`` in the vocative particle agreeing with the name before it (``홍길동|아``)."""
+    return word[cut:] in ("아", "야") and agrees(word[:cut], word[cut:]) is True
 
 
 def _is_person(analysis: tuple[tuple[str, str, str], ...]) -> bool:
