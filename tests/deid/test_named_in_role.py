@@ -139,3 +139,9 @@ def test_a_dictionary_noun_shaped_like_a_name_is_a_name_after_a_role() -> None:
     assert [text[s.start : s.end] for s in found(text)] == ["홍길동", "김영희"]
     for text in ("피고인 이야기는 다르다.", "피고인 구치소에서", "원고 주장은 이유 없다.", "증인 신문조서"):
         assert found(text) == [], text
+
+
+def test_a_name_ending_in_a_syllable_that_reads_as_a_particle_is_replaced_whole() -> None:
+    """김영은, 박성은: names Mecab-ko reads whole keep their last syllable; only the particle after them is fixed."""
+    deid = Deidentifier()
+    assert deid("피고인 김영은이 말했다. 피고인 박성은은 갔다.").text == "피고인 A가 말했다. 피고인 B는 갔다."

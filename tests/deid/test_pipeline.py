@@ -316,14 +316,22 @@ def _scores(text: str, *evidence: tuple[str, int, float]) -> list[float]:
 
 
 def test_a_detected_text_never_spreads_inside_a_longer_word(deid: Deidentifier) -> None:
-    """Issue 66: the nickname 신호 is replaced where it is a word (with its particles), never inside 신호등, 신호대기,
-    신호위반, whatever the source of the span."""
+    """Issue 66: the nickname 신호, a dictionary noun the model or a reviewer took, is replaced where it is a word
+    (with its particles), never inside 신호등, 신호대기, 신호위반; a recognizer's text (an identifier by its
+    pattern or place) spreads between the nouns of a compound (홍길동피고인), never into a cut morpheme (신호등)."""
     text = "피고인은 별명이 신호인 사람을 신호등 앞에서 만났다. 신호는 신호대기 중이었고 신호위반 등으로 입건되었다. 신호의 차."
-    for source in ("model", "phone_number", "reviewer"):
+    scores = _scores(text, *(("신호", i, 0.9) for i in range(6)))
+    for source in ("model", "reviewer"):
         span = dataclasses.replace(first_span(text, "신호"), source=source)
-        result = deid.apply(text, [span], _scores(text, *(("신호", i, 0.9) for i in range(6))))
+        result = deid.apply(text, [span], scores)
         assert result.text == "피고인은 별명이 A인 사람을 신호등 앞에서 만났다. A는 신호대기 중이었고 신호위반 등으로 입건되었다. A의 차.", source
         check_invariants(text, result, [span])
+    recognized = deid.apply(text, [dataclasses.replace(first_span(text, "신호"), source="named_in_role")], scores)
+    assert recognized.text == "피고인은 별명이 A인 사람을 신호등 앞에서 만났다. A는 A대기 중이었고 A위반 등으로 입건되었다. A의 차."
+    glued = "피고인 홍길동은 홍길동피고인과 김철수를 만났다. 증인 김철이 왔다."
+    name, other = ScoredSpan(4, 7, NAME, 1.0, "named_in_role"), glued.rindex("김철")
+    spans = [name, ScoredSpan(other, other + 2, NAME, 1.0, "named_in_role")]
+    assert deid.apply(glued, spans).text == "피고인 A는 A피고인과 김철수를 만났다. 증인 B가 왔다."
 
 
 def test_a_dictionary_noun_spreads_only_where_the_model_gives_it_some_probability(deid: Deidentifier) -> None:

@@ -1,8 +1,10 @@
-"""Mecab-ko's readings as character flags: which words of a text are proper nouns, foreign letters, unknown words."""
+"""Mecab-ko's readings: which words of a text are proper nouns, foreign letters, unknown words; particles after a name."""
 
 from __future__ import annotations
 
-from thunder.language.morphemes import tagged_chars
+import pytest
+
+from thunder.language.morphemes import final_particles, tagged_chars
 
 
 def flagged(text: str, *tags: str) -> list[str]:
@@ -26,3 +28,13 @@ def test_tagged_chars_follow_the_part_of_speech_and_its_class() -> None:
     assert flagged(text, "UNKNOWN") == ["K"]  # an unknown word holds a letter: no number, no bracket
     assert flagged(text, "NNG/인명") == []
     assert flagged("", "NNP/인명") == []
+
+
+@pytest.mark.parametrize(
+    ("word", "kept"),
+    [("김영은", "김영은"), ("이정은", "이정은"), ("박성은이", "박성은"), ("최영이", "최영이"), ("김영은은", "김영은"),
+     ("정미래는", "정미래"), ("이씨는", "이씨"), ("윤서연은", "윤서연")],
+)  # fmt: skip
+def test_a_names_last_syllable_mecab_reads_inside_it_is_no_particle(word: str, kept: str) -> None:
+    """Issue 68: the particle after a name is cut off, never the last syllable of a name that looks like one."""
+    assert word[: len(word) - final_particles(word, 0, len(word))] == kept

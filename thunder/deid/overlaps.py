@@ -9,8 +9,9 @@ meet lives here, named:
 2. **Trimming** (:func:`trim`): surrounding spaces leave a span; a span without a letter or digit goes.
 3. **Particle variants** (:func:`particle_variants`): mentions of one entity that differ by a particle agree
    (``홍길동`` and ``홍길동이``), so they get one placeholder.
-4. **Propagation** (:func:`find_keys`, :func:`propagate`): every further occurrence of a seed's text that is a word
-   of its own (never the head of a longer word: ``신호`` leaves ``신호등`` alone) is a mention of its entity (an
+4. **Propagation** (:func:`find_keys`, :func:`propagate`): every further occurrence of a seed's text that cuts no
+   morpheme (and, for a reviewer's or the model's dictionary noun, that is a word of its own: ``신호`` leaves
+   ``신호등`` and ``신호대기`` alone) is a mention of its entity (an
    occurrence holding spans of its own takes their place); which spans seed is the publication policy's
    (:meth:`thunder.deid.policy.PublicationPolicy.spreads`, given :func:`marked_shares`), and a model seed never
    spreads into protected text (:mod:`thunder.deid.protection`) nor where the model's evidence does not carry it
@@ -29,7 +30,7 @@ from thunder.deid.operators import entity_key
 from thunder.deid.protection import covered
 from thunder.identifiers.base import ScoredSpan
 from thunder.language.particles import PARTICLE_RUN, leading_particle, run_agrees, written_into_word
-from thunder.language.morphemes import inside_word
+from thunder.language.morphemes import dictionary_noun, inside_word
 from thunder.language.regions import address_spellings
 
 _WORD = re.compile(r"\w")
@@ -195,11 +196,13 @@ def find_keys(text: str, keys: Iterable[str]) -> list[tuple[int, int, str]]:
 def held_back(
     seed: ScoredSpan, text: str, start: int, end: int, protected: bytearray | None, evidence: Evidence | None = None
 ) -> bool:
-    """Whether ``seed``'s text stays at ``text[start:end]``: no seed spreads inside a longer word
-    (:func:`~thunder.language.morphemes.inside_word`: ``신호`` leaves ``신호등`` and ``신호대기`` alone, not ``신호가``); a model
-    seed never spreads into ``protected`` text, nor to an occurrence that ``evidence`` (given the seed and the
-    occurrence) does not take."""
-    if inside_word(text, start, end):
+    """Whether ``seed``'s text stays at ``text[start:end]``: no seed spreads into a cut morpheme (``김철`` leaves
+    ``김철수`` alone), a reviewer's or the model's text that Mecab-ko reads as one dictionary noun only to words of its
+    own (:func:`~thunder.language.morphemes.inside_word`: ``신호`` leaves ``신호등``, ``신호대기`` alone, not ``신호가``;
+    a name spreads into ``홍길동피고인``); a model seed never spreads into ``protected`` text, nor to an occurrence that
+    ``evidence`` (given the seed and the occurrence) does not take."""
+    word = seed.source == REVIEWER or seed.source == "model" and dictionary_noun(entity_key(text[seed.start : seed.end]))
+    if inside_word(text, start, end, compounds=word):
         return True
     if seed.source != "model":
         return False

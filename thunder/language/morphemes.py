@@ -27,6 +27,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
+from thunder.language import particles
 from thunder.language.particles import starts_with_particle
 
 PIECE_RULE = (
@@ -330,6 +331,25 @@ _NOUNS = frozenset({"NNG", "NNP", "NNB", "NR", "SL", "SH", "SN", "XR"})  # morph
 ENTITY_HEADS = frozenset({"주식회사", "유한회사", "회사", "법인", "은행", "병원", "의원", "학교", "아파트", "빌라", "상사"})
 
 
+def final_particles(text: str, start: int, end: int) -> int:
+    """:func:`thunder.language.particles.final_particles` where Mecab-ko reads the word: a syllable inside one noun of
+    it is never a particle after the span (``김영은``, ``이정은``, ``박성은|이``: one person's name, its last syllable
+    kept; ``정미|래는``, ``이|씨|는``: the particle cut off)."""
+    word_start, word_end = start, end
+    while word_start > 0 and text[word_start - 1].isalnum():
+        word_start -= 1
+    while word_end < len(text) and text[word_end].isalnum():
+        word_end += 1
+    inside, position = set(), word_start
+    morphemes = word_analysis(text[word_start:word_end])
+    if "".join(surface for surface, *_ in morphemes) == text[word_start:word_end]:
+        for surface, tag, _ in morphemes:
+            if tag.startswith("NN"):
+                inside.update(range(position + 1, position + len(surface)))
+            position += len(surface)
+    return particles.final_particles(text, start, end, inside)
+
+
 def dictionary_noun(word: str) -> bool:
     """Whether Mecab-ko reads ``word`` as one common noun of its dictionary (``신호``, ``조합원``, ``주치의``): no
     proper noun (``김철수``, ``리비아``), no unknown word, and not a run of pieces it only guessed (``서규|애``)."""
@@ -337,18 +357,47 @@ def dictionary_noun(word: str) -> bool:
     return len(morphemes) == 1 and morphemes[0][0] == word and morphemes[0][1] == "NNG"
 
 
-def inside_word(text: str, start: int, end: int) -> bool:
+def inside_word(text: str, start: int, end: int, compounds: bool = True) -> bool:
     """Whether ``text[start:end]`` is part of a longer Korean word rather than a word of its own (:func:`whole_word`),
     judged only where a Hangul syllable meets another across an edge: ``신호`` is inside ``신호등`` and ``신호대기``,
-    not inside ``신호가``; digits and Latin letters beside it (``010-1234-5678번``) never make it so."""
-    joined = any(
-        0 < edge < len(text) and _is_syllable(text[edge - 1]) and _is_syllable(text[edge]) for edge in (start, end)
-    )
-    return joined and not whole_word(text, start, end)
+    not inside ``신호가``; digits and Latin letters beside it (``010-1234-5678번``) never make it so. ``compounds``
+    False: only an edge that cuts one of Mecab-ko's morphemes counts (``김철`` in ``김철수``, ``신호`` in ``신호등``),
+    not one between the nouns of a compound (``홍길동|피고인``, ``정진우|누나``)."""
+    joined = [edge for edge in (start, end) if 0 < edge < len(text) and _is_syllable(text[edge - 1])
+              and _is_syllable(text[edge])]  # fmt: skip
+    if not joined:
+        return False
+    if compounds:
+        return not whole_word(text, start, end)
+    if joined == [end] and starts_with_particle(text[end : end + 16]):
+        return False
+    bounds = _boundaries(text, start, end)
+    return bounds is not None and any(edge not in bounds for edge in joined)
 
 
 def _is_syllable(char: str) -> bool:
     return "가" <= char <= "힣"
+
+
+def _boundaries(text: str, start: int, end: int) -> dict[int, list[str | None]] | None:
+    """The morpheme boundaries of the word around ``text[start:end]`` as Mecab-ko reads it: offset -> [the
+    morpheme ending there, the one starting there] (a head noun of :data:`ENTITY_HEADS` read as a suffix); ``None``
+    where the reading does not spell the word."""
+    word_start, word_end = start, end
+    while word_start > 0 and text[word_start - 1].isalnum():
+        word_start -= 1
+    while word_end < len(text) and text[word_end].isalnum():
+        word_end += 1
+    bounds: dict[int, list[str | None]] = {}
+    position, previous = word_start, None
+    for surface, tag, *_ in word_analysis(text[word_start:word_end]):
+        bounds[position] = [previous, "XSN" if surface in ENTITY_HEADS else tag]
+        position += len(surface)
+        previous = tag
+    if position != word_end:
+        return None
+    bounds.setdefault(word_end, [previous, None])
+    return bounds
 
 
 def whole_word(text: str, start: int, end: int) -> bool:
@@ -362,21 +411,9 @@ def whole_word(text: str, start: int, end: int) -> bool:
         return True
     if after and not before and starts_with_particle(text[end : end + 16]):
         return True
-    word_start, word_end = start, end
-    while word_start > 0 and text[word_start - 1].isalnum():
-        word_start -= 1
-    while word_end < len(text) and text[word_end].isalnum():
-        word_end += 1
-    morphemes = word_analysis(text[word_start:word_end])
-    bounds, position = {}, word_start  # boundary offset -> [the morpheme ending there, the one starting there]
-    previous = None
-    for surface, tag, *_ in morphemes:
-        bounds[position] = [previous, "XSN" if surface in ENTITY_HEADS else tag]  # a head: as a suffix
-        position += len(surface)
-        previous = tag
-    if position != word_end:
+    bounds = _boundaries(text, start, end)
+    if bounds is None:
         return True  # Mecab rewrote the word: no reading to go by
-    bounds.setdefault(word_end, [previous, None])
     if before and (start not in bounds or bounds[start][0] in _NOUNS):
         return False
     if after and (end not in bounds or bounds[end][1] in _NOUNS) and not starts_with_particle(text[end : end + 16]):

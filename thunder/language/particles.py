@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Container
 
 __all__ = [
     "PARTICLE_RUN",
@@ -234,12 +235,13 @@ def trailing_particle(text: str) -> str:
     return "" if form in _NAME_FINAL_PARTICLES else form
 
 
-def final_particles(text: str, start: int, end: int) -> int:
+def final_particles(text: str, start: int, end: int, inside_nouns: Container[int] = ()) -> int:
     """How many characters at the end of the span ``text[start:end]`` are the particles written after it, not part
     of it (``정미래는``: 1, ``이씨는``: 1, ``홍길동에게는``: 3, ``김서은``: 0): particles up to the end of the word
     that agree with the text before them (``이별와`` before ``의``: ``의`` only; after ``이별`` it would be ``과``),
     the first of them no common last syllable of a name, place or institution (``김하랑``, ``경기도``, ``세종대로``:
-    none). Something of the span always remains."""
+    none) and none starting at an offset of ``inside_nouns`` (inside one noun of the word as Mecab-ko reads it:
+    :func:`thunder.language.morphemes.final_particles`). Something of the span always remains."""
     word_end = end
     while word_end < len(text) and text[word_end].isalnum():
         word_end += 1
@@ -248,7 +250,8 @@ def final_particles(text: str, start: int, end: int) -> int:
         span = text[start:cut]
         form = next((form for form in _NOUN_PARTICLES if len(form) < len(span) and span.endswith(form)), "")
         before = cut - len(form)
-        if (not form or form in _ENTITY_FINAL_PARTICLES or not PARTICLE_RUN.fullmatch(text, before, word_end)
+        if (not form or form in _ENTITY_FINAL_PARTICLES or before in inside_nouns
+                or not PARTICLE_RUN.fullmatch(text, before, word_end)
                 or not run_agrees(text[start:before], text[before:word_end])):  # fmt: skip
             return end - cut
         cut = before

@@ -32,8 +32,8 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
 
 from thunder.identifiers.base import ScoredSpan
-from thunder.language.morphemes import morpheme_pieces
-from thunder.language.particles import PARTICLE_RUN, final_particles, trailing_particle
+from thunder.language.morphemes import final_particles, morpheme_pieces
+from thunder.language.particles import PARTICLE_RUN, trailing_particle
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -240,7 +240,7 @@ def without_final_particles(
     """The end of ``[start, end)`` short of the particles after it, so the particle after the replacement is
     corrected, not lost: those that Mecab-ko reads as morphemes of their own (``홍길동|은``, ``5678|로``) where the
     model did not tag them (they start at or after ``tagged_end``: reached by growing or widening), then, tagged or
-    not, those :func:`~thunder.language.particles.final_particles` finds (``정미래는``: a particle Mecab-ko joins to
+    not, those :func:`~thunder.language.morphemes.final_particles` finds (``정미래는``: a particle Mecab-ko joins to
     the name's last syllable, ``정미|래는``). The last syllable of a name the model took stays the name's where it
     cannot be the particle after it (``성가|이``, ``이별|와``: the particle would be ``가``, ``과``) or is a common
     last syllable of names (``김하랑``). A particle inside a morpheme (``김지은``) is part of the word and stays, and

@@ -34,8 +34,8 @@ from thunder.deid.policy import PROTECTED_WORDS
 from thunder.identifiers.base import PatternRecognizer, ScoredSpan
 from thunder.language.genre import load_genre_words
 from thunder.language.legal import LegalText
-from thunder.language.morphemes import word_analysis
-from thunder.language.particles import PARTICLE_RUN, agrees, final_particles
+from thunder.language.morphemes import final_particles, word_analysis
+from thunder.language.particles import PARTICLE_RUN, agrees
 from thunder.language.regions import PLACE_NAMES
 from thunder.synthesis.names import DOUBLE_SURNAMES, SURNAMES
 from thunder.synthesis.vocabulary import load_general_nouns
@@ -97,7 +97,7 @@ _ROLE_WORDS = frozenset(role for role in PARTY_ROLES + ROLES if len(role) > 1)
 def split_particles(word: str, longest: int = 4) -> list[str]:
     """The readings of ``word`` as a name of two to ``longest`` syllables followed by particles, by the vocative
     ``아`` or ``야`` (``홍길동아``, ``영희야``) or by nothing, longest first (``두단고로부터`` -> ``두단고로``,
-    ``두단고``); none ends in a particle written after the name (:func:`~thunder.language.particles.final_particles`:
+    ``두단고``); none ends in a particle written after the name (:func:`~thunder.language.morphemes.final_particles`:
     ``이씨는`` -> ``이씨``, not ``이씨는``)."""
     cuts = range(min(len(word), longest), 1, -1)
     return [word[:cut] for cut in cuts
