@@ -3,7 +3,9 @@ never overwrite an input or another output, never lose finished work, and never 
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -168,7 +170,8 @@ def _edit_info(export: Path, **changes) -> None:
         ("flipped bytes", "not the ones the model was written with"),
         ("edited threshold", "not the ones the model was written with"),
         ("edited threshold, fingerprint rewritten", "the self-test was answered at the operating point"),
-        ("config.json of 14 labels", "the weights do not fit config.json"),
+        ("config.json of 14 labels", "config.json: does not fit the weights (classifier.bias: (646,) in the weights, "
+         "(14,) by config.json, which names 14 labels)"),
     ],
 )
 def test_a_model_that_is_not_what_it_claims_does_not_run(tmp_path: Path, export: Path, case: str, message: str) -> None:
@@ -203,6 +206,43 @@ def test_a_model_that_is_not_what_it_claims_does_not_run(tmp_path: Path, export:
     code, error = deid("--model", str(broken), str(source), "--out", str(tmp_path / "out"))
     assert code == 1 and message in error and "\n" not in error, error
     assert not (tmp_path / "out").exists()  # nothing de-identified with it
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("cut-off weights", "model.safetensors: not a complete safetensors file, cut off or damaged (Error while "
+         "deserializing header"),
+        ("no tokenizer.json", "tokenizer.json: missing, the model's tokenizer is incomplete"),
+        ("damaged tokenizer.json", "tokenizer.json: does not load as a tokenizer (KeyError: "),
+        ("config.json of 3 labels", "config.json: does not fit the weights (classifier.bias: (646,) in the weights, "
+         "(3,) by config.json, which names 3 labels)"),
+    ],
+)
+def test_a_model_that_does_not_load_is_one_line(tmp_path: Path, export: Path, capfd, case: str, message: str) -> None:
+    """Issue 71: no traceback, no transformers advice, no load report with colour codes: one line naming the file."""
+    broken = _copy(export, tmp_path)
+    if case == "cut-off weights":
+        data = (broken / "model.safetensors").read_bytes()
+        (broken / "model.safetensors").write_bytes(data[: len(data) // 2])
+    elif case == "no tokenizer.json":
+        (broken / "tokenizer.json").unlink()
+    elif case == "damaged tokenizer.json":
+        (broken / "tokenizer.json").write_text('{"model": {"type": "BPE", "vocab": 5}}', encoding="utf-8")
+    else:
+        config = json.loads((broken / "config.json").read_text(encoding="utf-8"))
+        config["id2label"] = {str(i): name for i, name in enumerate(list(config["id2label"].values())[:3])}
+        config["label2id"] = {name: int(i) for i, name in config["id2label"].items()}
+        (broken / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    source = _tree(tmp_path, {"a.txt": PHONE}) / "a.txt"
+    capfd.readouterr()
+    code, error = deid("--model", str(broken), str(source), "--out", str(tmp_path / "out"))
+    err = capfd.readouterr().err
+    file = "config.json" if "labels" in case else "tokenizer.json" if "tokenizer" in case else "model.safetensors"
+    assert code == 1 and error.startswith(f"thunder deid: error: {broken}") and file in error and message in error
+    assert "\n" not in error
+    assert not any(noise in err for noise in ("LOAD REPORT", "\x1b[", "Traceback", "sentencepiece")), err
+    assert not (tmp_path / "out").exists()
 
 
 def test_an_edited_checkpoint_is_refused_and_export_does_not_launder_it(tmp_path: Path) -> None:
@@ -364,7 +404,7 @@ def test_directories_read_every_known_extension_and_say_what_they_skip(tmp_path:
     _tree(tmp_path, {"in/A.TXT": PHONE, "in/b.JsonL": '{"id": "j", "text": "010-1234-5678"}\n', "in/c.csv": "x"})
     assert deid(str(tmp_path / "in"), "--out", str(tmp_path / "out")) == (0, "")
     assert (tmp_path / "out" / "A.TXT").is_file() and (tmp_path / "out" / "b.JsonL").is_file()
-    assert "skipped files that are not .jsonl/.md/.txt (1 .csv)" in capsys.readouterr().err
+    assert "skipped files that are not .docm/.docx/.hwp/.hwpx/.jsonl/.md/.pdf/.txt (1 .csv)" in capsys.readouterr().err
 
 
 # ----------------------------------------------------------------------------------------------- nothing lost
@@ -438,6 +478,32 @@ def test_a_full_disk_stops_with_one_line_and_the_run_resumes(tmp_path: Path, mon
     assert sorted(p.name for p in out.glob("*.txt")) == [f"{i}.txt" for i in range(4)]
 
 
+def test_a_full_disk_at_the_review_queue_is_one_line_and_the_run_writes_it_again(tmp_path: Path, monkeypatch) -> None:
+    import thunder.deid.triage as triage
+
+    _tree(tmp_path, {f"in/{i}.txt": f"문서 {i} 연락처 010-1234-56{i:02d}" for i in range(2)})
+    queue, original = tmp_path / "q.jsonl", triage.write_atomic
+    args = [str(tmp_path / "in"), "--out", str(tmp_path / "out"), "--review_queue", str(queue)]
+
+    def no_space(*args: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def full(path, text, *rest, **options):  # the queue's own write_atomic, on a disk that fills up as it ends
+        with monkeypatch.context() as patch:
+            patch.setattr(os, "replace", no_space)
+            return original(path, text, *rest, **options)
+
+    monkeypatch.setattr(triage, "write_atomic", full)
+    code, error = deid(*args)
+    assert code == 1 and "Errno" not in error and "\n" not in error
+    assert error == (f"thunder deid: error: No space left on device: {queue}; the review queue was not written; run "
+                     "the same command again to write it")  # fmt: skip
+    assert not queue.exists() and not list(tmp_path.glob(".q.jsonl*.tmp"))
+    monkeypatch.undo()
+    assert deid(*args) == (0, "")
+    assert sorted(json.loads(line)["file"] for line in queue.read_text().splitlines()) == ["0.txt", "1.txt"]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -456,11 +522,36 @@ def test_small_mistakes_are_one_line(tmp_path: Path, args: list[str], message: s
     assert code == 1 and message.format(tmp=tmp_path) in error and "Errno" not in error and "codec" not in error
 
 
-def test_in_place_keeps_the_files_mode(tmp_path: Path) -> None:
+def test_in_place_keeps_the_files_owner_and_mode(tmp_path: Path) -> None:
     source = _tree(tmp_path, {"a.txt": PHONE}) / "a.txt"
     source.chmod(0o644)
+    owner = (4321, 4321) if os.geteuid() == 0 else (os.geteuid(), os.getegid())  # root: someone else's file
+    os.chown(source, *owner)
     assert deid(str(source), "--in_place") == (0, "")
-    assert source.stat().st_mode & 0o777 == 0o644 and "010-1234-5678" not in source.read_text(encoding="utf-8")
+    status = source.stat()
+    assert (status.st_uid, status.st_gid, status.st_mode & 0o777) == (*owner, 0o644)
+    assert "010-1234-5678" not in source.read_text(encoding="utf-8")
+
+
+def test_a_full_disk_never_leaves_part_of_a_key(tmp_path: Path, monkeypatch, caplog) -> None:
+    """The key is written whole or not at all: a full disk leaves no key (nor its temporary file), says so in one
+    line, and the same command then creates the key and runs."""
+    source = _tree(tmp_path, {"a.txt": PHONE}) / "a.txt"
+    args = [str(source), "--out", str(tmp_path / "out"), "--mapping", str(tmp_path / "m.jsonl"), "--key_file",
+            str(tmp_path / "keys" / "k")]  # fmt: skip
+    synced = os.fsync
+
+    def full(descriptor: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    code, error = deid(*args)
+    assert code == 1 and error.startswith("thunder deid: error: No space left on device") and "Errno" not in error
+    assert list((tmp_path / "keys").iterdir()) == [] and "created a new mapping key" not in caplog.text
+    monkeypatch.setattr(os, "fsync", synced)
+    assert deid(*args) == (0, "")
+    assert (tmp_path / "keys" / "k").read_text().startswith("thunder-mapping-key:v1:")
+    assert (tmp_path / "keys" / "k").stat().st_mode & 0o777 == 0o600 and "created a new mapping key" in caplog.text
 
 
 def test_sigterm_ends_the_run_with_130_and_a_line(tmp_path: Path) -> None:
@@ -534,6 +625,7 @@ def test_jsonl_lines_end_at_newlines_only(tmp_path: Path) -> None:
 
 MINE = '{"mine": "a record of the user\'s"}'
 MAIL = "메일 kim@example.com\n"
+MEETING = "그 무렵 김철수와 이영희는 서울 마포구 월드컵로 12에서 만났다. 연락처 010-1234-5678.\n"
 
 
 @dataclass(frozen=True)
@@ -544,11 +636,19 @@ class Link:
 
 
 @dataclass(frozen=True)
-class Case:
-    """Files to create (``Link`` for a symbolic link), then steps: ``thunder deid`` runs in that folder (arguments,
-    exit code, a fragment of its stderr or error line) or actions between them; then what must hold."""
+class HardLink:
+    """A second name of the file ``target`` (relative to the case's folder, created before it)."""
 
-    files: dict[str, str | Link]
+    target: str
+
+
+@dataclass(frozen=True)
+class Case:
+    """Files to create (``Link`` for a symbolic link, ``HardLink`` for a hard link), then steps: ``thunder deid``
+    runs in that folder (arguments, exit code, a fragment of its stderr or error line) or actions between them; then
+    what must hold."""
+
+    files: dict[str, str | Link | HardLink]
     steps: list
     holds: Callable[[Path], bool] = lambda root: True
 
@@ -642,8 +742,8 @@ OUTPUT_CASES = {
     "resuming under other settings is refused, --overwrite redoes": Case(
         {"in/a.txt": PHONE},
         [(["in", "--out", "out"], 0, ""),
-         (["in", "--out", "out", "--model", "MODEL"], 1, "made under other settings (model: none -> \""),
-         (["in", "--out", "out", "--mapping", "m.jsonl", "--key_file", "k"], 1, "(mapping: none -> \""),
+         (["in", "--out", "out", "--model", "MODEL"], 1, "made under other settings (out/a.txt: model: none -> \""),
+         (["in", "--out", "out", "--mapping", "m.jsonl", "--key_file", "k"], 1, "a.txt: mapping: none -> \""),
          (["in", "--out", "out", "--operator", "tag"], 1, 'operator: "placeholder" -> "tag"'),
          (["in", "--out", "out", "--keep_officials", "[]"], 1, "keep_officials: "),  # a policy is a setting too
          (["in", "--out", "out", "--model", "MODEL", "--overwrite"], 0, "1 written"),
@@ -656,10 +756,73 @@ OUTPUT_CASES = {
         [(["in", "--out", "out"], 1, "its outputs were made by a run that recorded no settings"),
          (["in", "--out", "out", "--overwrite"], 0, "1 written")],
     ),
+    "each output keeps its own record: other settings never count it done (issue 71)": Case(
+        {"set1/a.txt": MEETING, "set2/b.txt": PHONE},
+        [(["set1", "--out", "out"], 0, ""),
+         (["set2", "--out", "out", "--model", "MODEL"], 1, 'made under other settings (out/a.txt: model: none -> "'),
+         (["set2", "--out", "out", "--model", "MODEL", "--overwrite"], 0, "1 written, 0 failed"),
+         (["set1", "--out", "out", "--model", "MODEL"], 1, 'made under other settings (out/a.txt: model: none -> "'),
+         (["set1", "--out", "out", "--recognizers", "[phone_number]"], 1, 'recognizers: none -> ["phone_number"]'),
+         (["set1", "--out", "out", "--model", "MODEL", "--overwrite"], 0, "1 written, 0 failed")],  # fmt: skip
+        lambda root: _made_under(root) == {"a.txt": "MODEL", "b.txt": "MODEL"},
+    ),
+    "a run under other settings over other inputs is refused and leaves the record": Case(
+        {"in1/a.txt": PHONE, "in2/b.txt": PHONE},
+        [(["in1", "--out", "out"], 0, ""),
+         (["in2", "--out", "out", "--operator", "mask"], 1, 'out/a.txt: operator: "placeholder" -> "mask"'),
+         (["in1", "--out", "out", "--operator", "mask"], 1, 'out/a.txt: operator: "placeholder" -> "mask"')],  # fmt: skip
+        lambda root: _made_under(root) == {"a.txt": "placeholder"} and not (root / "out/b.txt").exists(),
+    ),
+    "an older record saying operator mask over placeholder outputs counts none of them done": Case(
+        {"in/a.txt": PHONE, "out/a.txt": "연락처 A로 전화하였다.\n",
+         "out/.thunder-run.json": json.dumps({"format": "thunder-run/1", "settings": {"operator": "mask"}})},
+        [(["in", "--out", "out", "--operator", "mask"], 1, "recorded no settings for them (out/a.txt)"),
+         (["in", "--out", "out", "--operator", "mask", "--overwrite"], 0, "1 written, 0 failed")],  # fmt: skip
+        lambda root: "A로" not in (root / "out/a.txt").read_text(encoding="utf-8") and _made_under(root) == {"a.txt": "mask"},
+    ),
     "--in_place through a symbolic link de-identifies the file it names": Case(
         {"real/a.txt": PHONE, "in/link.txt": Link("../real/a.txt")},
         [(["in", "--in_place"], 0, "")],
         lambda root: (root / "in/link.txt").is_symlink() and "010" not in (root / "real/a.txt").read_text(),
+    ),
+    "--in_place refuses a file with a second hard link (issue 71)": Case(
+        {"in/a.txt": PHONE, "elsewhere/b.txt": HardLink("in/a.txt")},
+        [(["in", "--in_place"], 1, "--in_place: in/a.txt has 2 hard links; the others would keep the identifiers")],
+        lambda root: (root / "in/a.txt").read_text() == PHONE and (root / "elsewhere/b.txt").stat().st_nlink == 2,
+    ),
+    "--spans and --mapping on two links of one file are refused (issue 71)": Case(
+        {"in/a.txt": PHONE, "s.jsonl": "", "m.jsonl": HardLink("s.jsonl")},
+        [(["in", "--out", "out", "--spans", "s.jsonl", "--mapping", "m.jsonl", "--key_file", "k"], 1,
+          "--spans s.jsonl and --mapping m.jsonl are hard links to one file")],  # fmt: skip
+        lambda root: _nothing_written(root) and (root / "s.jsonl").read_text() == "",
+    ),
+    "--review_queue and --spans on two links of one file are refused (issue 71)": Case(
+        {"in/a.txt": PHONE, "s.jsonl": "", "q.jsonl": HardLink("s.jsonl")},
+        [(["in", "--out", "out", "--spans", "s.jsonl", "--review_queue", "q.jsonl"], 1,
+          "--spans s.jsonl and --review_queue q.jsonl are hard links to one file")],  # fmt: skip
+        lambda root: _nothing_written(root) and (root / "s.jsonl").read_text() == "",
+    ),
+    **{f"{option} linked to an input is refused (issue 71)": Case(
+        {"in/a.txt": PHONE, "f.jsonl": HardLink("in/a.txt")},
+        [(["in", "--out", "out", option, "f.jsonl", *extra], 1, f"{option} f.jsonl is a hard link to the input "
+          "in/a.txt (one file)")],  # fmt: skip
+        lambda root: _nothing_written(root) and not (root / "m.jsonl").exists() and (root / "in/a.txt").read_text() == PHONE,
+    ) for option, extra in [("--spans", []), ("--mapping", ["--key_file", "k"]), ("--review_queue", []),
+                            ("--key_file", ["--mapping", "m.jsonl"])]},  # fmt: skip
+    "--spans linked to an output is refused (issue 71)": Case(
+        {"in/a.txt": PHONE, "out/a.txt": "연락처 A로 전화하였다.\n", "s.jsonl": HardLink("out/a.txt")},
+        [(["in", "--out", "out", "--spans", "s.jsonl"], 1, "--spans s.jsonl is a hard link to the output out/a.txt")],
+        lambda root: (root / "out/a.txt").read_text() == "연락처 A로 전화하였다.\n" and not (root / "k").exists(),
+    ),
+    "an output linked to an input is refused (issue 71)": Case(
+        {"in/d.jsonl": '{"id": "x", "text": "010-1234-5678"}\n', "out/d.jsonl": HardLink("in/d.jsonl")},
+        [(["in", "--out", "out", "--overwrite"], 1, "its output out/d.jsonl is a hard link to the input in/d.jsonl")],
+        lambda root: (root / "in/d.jsonl").read_text() == '{"id": "x", "text": "010-1234-5678"}\n',
+    ),
+    "two outputs that are one file are refused (issue 71)": Case(
+        {"in/a.txt": PHONE, "in/b.txt": MAIL, "out/a.txt": "A", "out/b.txt": HardLink("out/a.txt")},
+        [(["in", "--out", "out", "--overwrite"], 1, "the outputs out/a.txt and out/b.txt are hard links to one file")],
+        lambda root: (root / "out/b.txt").read_text() == "A",
     ),
     "skipped inputs are named with their reason": Case(
         {"in/a.txt": PHONE, "in/.hidden.txt": PHONE, "other/b.txt": PHONE, "in/linked": Link("../other"),
@@ -681,6 +844,18 @@ OUTPUT_CASES = {
 }
 
 
+def _nothing_written(root: Path) -> bool:
+    """No output, key or review queue journal was written into the case's folder."""
+    return not any((root / name).exists() for name in ("out", "k", "q.jsonl.partial"))
+
+
+def _made_under(root: Path) -> dict[str, str]:
+    """Each output of ``out/`` and what its record says made it: ``MODEL`` (a model), else the operator."""
+    record = json.loads((root / "out/.thunder-run.json").read_text(encoding="utf-8"))
+    made = {name: record["made_under"][key] for name, key in record["outputs"].items() if (root / "out" / name).exists()}
+    return {name: "MODEL" if settings["model"] else settings["operator"] for name, settings in made.items()}
+
+
 def _opened(root: Path) -> list[dict]:
     from thunder.deid.mapping import Mapping, MappingKey
 
@@ -694,6 +869,8 @@ def test_output_files_fail_closed(name: str, tmp_path: Path, monkeypatch, capsys
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         if isinstance(content, Link):
             (tmp_path / path).symlink_to(content.target)
+        elif isinstance(content, HardLink):
+            os.link(tmp_path / content.target, tmp_path / path)
         else:
             (tmp_path / path).write_text(content, encoding="utf-8")
     monkeypatch.chdir(tmp_path)

@@ -152,6 +152,29 @@ def render(results: dict[str, Any], which: str) -> str:
     return "\n".join(lines)
 
 
+FIGURE = re.compile(r"(?<![\w.])(?:\d+\.\d+%|0\.\d{4}(?!\d)|\d+(?:\.\d+)?[x×](?![\w-]))")
+"""A measured figure as the docs write one: a percentage with decimals, an F1 with four, a speed-up (``1.65x``)."""
+
+
+def values(results: dict[str, Any]) -> set[str]:
+    """Every figure the results file gives, written as the docs write it: each one of the generated tables, and the
+    pooled figures of a measurement repeated over fillings (``gold-0``, ``gold-1``, ``gold-2`` -> ``gold``): mean F1
+    and over-redaction, leaks summed over the fillings."""
+    found = set(FIGURE.findall(render(results, "readme")))
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for name, m in results["measurements"].items():
+        if m["figures"]["kind"] == "evaluate":
+            groups.setdefault(re.sub(r"-\d+$", "", name), []).append(m["figures"])
+    for group in groups.values():
+        mean = lambda key: sum(f[key] for f in group) / len(group)  # noqa: E731
+        found |= {f"{mean('binary_f1'):.4f}", f"{mean('micro_f1'):.4f}", _rate(mean("over_redaction"))}
+        for key in ("names", "direct", "quasi", "all"):
+            pairs = [f[key] for f in group if f[key]]
+            if pairs:
+                found.add(_pct(sum(p[0] for p in pairs), sum(p[1] for p in pairs)))
+    return found
+
+
 def render_into(text: str, block: str, where: Path) -> str:
     """``text`` with its generated block replaced by ``block``."""
     pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.DOTALL)

@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from thunder import cli
 from thunder.cli import EXTRA_COMMANDS, main
+from thunder.commands import trainer as trainer_cli
+
+REPO = Path(__file__).resolve().parents[2]
 
 USER_MODULE = textwrap.dedent(
     '''
@@ -103,9 +105,9 @@ def test_user_modules_by_class_path(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 def test_bf16_on_a_cpu_without_its_kernels_is_warned(
     monkeypatch: pytest.MonkeyPatch, precision: str, accelerator: str, kernels: bool, warned: bool
 ) -> None:
-    monkeypatch.setattr(cli, "cpu_has_bf16_kernels", lambda: kernels)
+    monkeypatch.setattr(trainer_cli, "cpu_has_bf16_kernels", lambda: kernels)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    warning = cli.slow_precision_warning(precision, accelerator)
+    warning = trainer_cli.slow_precision_warning(precision, accelerator)
     assert (warning is not None) is warned
     if warned:
         assert precision in warning and "--trainer.precision 32-true" in warning
@@ -114,7 +116,7 @@ def test_bf16_on_a_cpu_without_its_kernels_is_warned(
 def test_fit_warns_of_bf16_without_kernels_in_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(cli, "cpu_has_bf16_kernels", lambda: False)
+    monkeypatch.setattr(trainer_cli, "cpu_has_bf16_kernels", lambda: False)
     (tmp_path / "user_module.py").write_text(USER_MODULE, encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     main(["fit", "--model", "user_module.UserModel", "--model.marker", str(tmp_path / "m.json"),
@@ -179,3 +181,65 @@ def test_deid_says_it_reads_a_terminal_until_ctrl_d(terminal: bool, monkeypatch:
     captured = capsys.readouterr()
     assert captured.out == "전화 A로 연락하였다.\n"
     assert ("thunder deid: reading standard input, Ctrl-D to end" in captured.err) == terminal
+
+
+def _trainer_configs() -> list[Path]:
+    return sorted(path for path in (REPO / "configs").rglob("*.yaml") if "trainer" in _yaml(path))
+
+
+def _yaml(path: Path) -> dict:
+    import yaml
+
+    return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+
+
+@pytest.mark.parametrize("config", _trainer_configs(), ids=lambda path: str(path.relative_to(REPO / "configs")))
+def test_no_config_fixes_where_a_run_writes(config: Path) -> None:
+    """Checkpoints and logs name no directory of their own: ``default_root_dir`` decides (Lightning's default logger
+    writes under it, thunder.cli puts checkpoints in its checkpoints/)."""
+    trainer = _yaml(config)["trainer"]
+    assert trainer.get("logger") in (None, False), trainer.get("logger")
+    for callback in trainer.get("callbacks") or []:
+        assert "dirpath" not in (callback.get("init_args") or {}), callback
+
+
+def test_the_predict_config_overrides_nothing_the_model_stores() -> None:
+    """Windows, threshold and span growing come from the model unless the command line gives them."""
+    pipeline = _yaml(REPO / "configs" / "predict.yaml")["model"]["init_args"]["pipeline"]
+    assert {key: pipeline.get(key) for key in ("max_length", "stride", "threshold", "grow_threshold")} == dict.fromkeys(
+        ("max_length", "stride", "threshold", "grow_threshold"))
+
+
+@pytest.mark.parametrize("root", [None, "tiny"])
+def test_the_demo_run_writes_under_default_root_dir(
+    root: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The demo config's checkpoints and logs land in runs/demo/ (the README's path), or wherever
+    ``--trainer.default_root_dir`` says; nothing in runs/demo then."""
+    (tmp_path / "user_module.py").write_text(USER_MODULE, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    trainer = _yaml(REPO / "configs" / "demo.yaml")["trainer"]
+    trainer["callbacks"] = [c for c in trainer["callbacks"] if c["class_path"].endswith("ModelCheckpoint")]
+    trainer.update(max_steps=2, max_epochs=None, enable_progress_bar=False, enable_model_summary=False)
+    config = tmp_path / "run.yaml"
+    config.write_text(json.dumps({"trainer": trainer, "model": {"class_path": "user_module.UserModel", "init_args": {
+        "marker": str(tmp_path / "m.json")}}, "data": {"class_path": "user_module.UserData"}}), encoding="utf-8")
+    main(["fit", "--config", str(config), *(["--trainer.default_root_dir", root] if root else [])])
+    written = tmp_path / (root or "runs/demo")
+    assert (written / "checkpoints" / "last.ckpt").is_file()
+    assert list((written / "lightning_logs").rglob("events.out.tfevents.*"))
+    assert not (root and (tmp_path / "runs").exists())
+
+
+@pytest.mark.parametrize("command", [[], *[[name, *([sub] if sub else [])] for name, target in EXTRA_COMMANDS.items()
+                                         for sub in (target if isinstance(target, dict) else [None])]],
+                         ids=lambda command: " ".join(command) or "thunder")  # fmt: skip
+def test_help_imports_neither_lightning_nor_torch_nor_transformers(command: list[str]) -> None:
+    """``--help`` answers in a fraction of a second (tools/bench_help.py times it): only the trainer commands and a
+    command's run import the heavy libraries."""
+    code = ("import contextlib, io, sys\nfrom thunder.cli import main\n"
+            f"with contextlib.redirect_stdout(io.StringIO()):\n    main({[*command, '--help']!r})\n"
+            "print(sorted(m for m in ('lightning', 'torch', 'transformers') if m in sys.modules))")  # fmt: skip
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"

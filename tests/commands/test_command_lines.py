@@ -3,15 +3,18 @@ and every ``thunder`` command of the README and docs/ parsing as written."""
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import re
 import shlex
+import typing
 from pathlib import Path
 
 import pytest
 
 from thunder.cli import EXTRA_COMMANDS, _resolve
 from thunder.commands.deid import deid_command
-from thunder.commands.line import help_text, options, parse
+from thunder.commands.line import Option, first_phrase, help_text, options, parse, plain
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -40,6 +43,64 @@ def test_every_boolean_option_is_a_switch() -> None:
         parse(deid_command, ["--runtime", "tensorrt"], "thunder deid")
 
 
+def _booleans() -> list[tuple[str, Option]]:
+    """``(command, option)`` for every boolean option of every command, a union with a boolean (``bool |
+    list[str]``) included."""
+    return [(name, option) for name, function in sorted(commands().items()) for option in options(function)
+            if bool in {typing.get_origin(kind) or kind for kind in typing.get_args(option.hint) or (option.hint,)}]
+
+
+def _parsed(values: dict[str, object], name: str) -> object:
+    """The value option ``name`` was parsed to, inside its option group where it has one."""
+    if name in values:
+        return values[name]
+    return next(getattr(group, name) for group in values.values() if dataclasses.is_dataclass(group)
+                and name in {field.name for field in dataclasses.fields(group)})  # fmt: skip
+
+
+def test_the_walk_finds_every_command_s_booleans() -> None:
+    found = {(name, option.name) for name, option in _booleans()}
+    assert {("data preview", "colour"), ("deid", "legal_text"), ("deid", "genre_words"), ("deid", "protected_words"),
+            ("evaluate", "show_leaks"), ("serve", "keep_regions"), ("export", "allow_unverified"),
+            ("taxonomy check", "strict")} <= found  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "option"), _booleans(), ids=lambda value: getattr(value, "name", value))
+def test_every_boolean_of_every_command_is_a_switch(name: str, option: Option) -> None:
+    """``--X`` alone is true and ``--no_X`` false, before an input (unless ``X`` takes a text: ``--genre_words
+    FILE``) or another option, for every boolean of every command; help prints the ``--no_X`` form wherever the
+    default is not false, and never a true|false value."""
+    function = commands()[name]
+    other = [f"--{o.name}=x" for o in options(function) if o.default is inspect.Parameter.empty]
+    inputs = ["in.txt"] if "inputs" in inspect.signature(function).parameters else []
+    takes_text = str in typing.get_args(option.hint)
+    for given, expected in ((f"--{option.name}", True), (f"--no_{option.name}", False)):
+        variants = [[*other, *inputs, given]]
+        variants += [[given, *other, *inputs]] if other else []
+        variants += [[*other, given, *inputs]] if inputs and not (takes_text and expected) else []
+        for args in variants:
+            values = parse(function, args, f"thunder {name}")
+            assert _parsed(values, option.name) is expected, args
+            assert values.get("inputs", []) == inputs, args
+    lines = help_text(function, f"thunder {name}", every=True)
+    assert re.search(rf"^  --{option.name}\b", lines, re.MULTILINE)
+    assert (f"/ --no_{option.name}" in lines) is (option.default is not False)
+    assert "true|false" not in lines
+
+
+def test_a_boolean_that_takes_a_value_still_takes_it(tmp_path: Path) -> None:
+    words = tmp_path / "words.txt"
+    words.write_text("사건\n", encoding="utf-8")
+    values = parse(deid_command, ["--legal_text", "[가상자산법]", "--genre_words", str(words), "--protected_words",
+                                  "in.txt", "--no_keep_regions"], "thunder deid")  # fmt: skip
+    policy = values["policy"]
+    assert policy.legal_text == ["가상자산법"] and policy.genre_words == str(words)
+    assert policy.protected_words is True
+    assert values["inputs"] == ["in.txt"] and policy.keep_regions is False
+    values = parse(deid_command, ["--no_legal_text", "--legal_text=false", "--genre_words", "false"], "thunder deid")
+    assert values["policy"].legal_text is False and values["policy"].genre_words is False
+
+
 def test_a_group_value_out_of_range_is_one_line() -> None:
     for option, value in (("--propagate_share", "2"), ("--propagate_threshold", "-1")):
         with pytest.raises(SystemExit) as raised:
@@ -55,6 +116,27 @@ def test_help_fits_a_screen_and_reads_as_prose(name: str) -> None:
     for text in (short, full):
         assert not re.search(r":(?:mod|data|func|class|meth):|``|docstring|\(default: stdin\) \(default", text), text
     assert all(f"--{option.name}" in full for option in options(function) if option.name != "inputs")
+
+
+@pytest.mark.parametrize("name", sorted(commands()))
+def test_short_helps_are_whole_phrases(name: str) -> None:
+    """The description is the docstring's whole first paragraph; an option's short text never stops inside brackets
+    (``{raw tag: label}``), after ``e.g.`` or at its first word."""
+    function = commands()[name]
+    description = " ".join(help_text(function, f"thunder {name}").split("\n\n")[1].split())
+    assert description == plain((inspect.getdoc(function) or "").split("\n\n")[0])
+    for option in options(function):
+        phrase = first_phrase(option.doc)
+        assert all(phrase.count(a) == phrase.count(b) for a, b in ("()", "[]", "{}")), (option.name, phrase)
+        assert not phrase.endswith(("e.g", "i.e")), (option.name, phrase)
+        assert len(phrase.split()) > 1 or len(option.doc.split()) <= 3 or option.doc.startswith("..."), option.name
+
+
+def test_first_phrase() -> None:
+    assert first_phrase("extra {raw tag: label} files, e.g. the corpus's aliases. More.") == (
+        "extra {raw tag: label} files, e.g. the corpus's aliases")
+    assert first_phrase("output directory (one file a document); or stdout") == "output directory"
+    assert first_phrase("a list [a, b; c]: more") == "a list [a, b; c]"
 
 
 def documented_commands() -> list[tuple[str, str, list[str]]]:

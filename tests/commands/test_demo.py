@@ -31,7 +31,7 @@ def test_demo_fit_writes_checkpoint_logs_and_a_working_model(in_tmp: Path) -> No
     main(["fit", "--config", DEMO, "--trainer.max_steps", "20", "--trainer.enable_progress_bar", "false"])
     checkpoint = in_tmp / "runs" / "demo" / "checkpoints" / "last.ckpt"
     assert checkpoint.is_file()
-    assert list((in_tmp / "runs" / "demo" / "tensorboard").rglob("events.out.tfevents.*"))
+    assert list((in_tmp / "runs" / "demo" / "lightning_logs").rglob("events.out.tfevents.*"))
     state = torch.load(checkpoint, map_location="cpu", weights_only=False)
     assert 0 < state["global_step"] <= 20  # last.ckpt is written at the end of each epoch
     assert "사건관계인특정정보" in " ".join(state["thunder"]["label_set"]["names"])

@@ -112,3 +112,14 @@ def test_operators_through_the_command_line(tmp_path, capsys) -> None:
     source.write_text("메일 kim@example.com, 전화 010-1234-5678", encoding="utf-8")
     main(["deid", str(source), "--operators", '{"전화번호": {"class_path": "mask", "init_args": {"char": "#"}}}'])
     assert capsys.readouterr().out == "메일 A, 전화 #############"
+
+
+def test_surrogates_from_a_mention_folder_as_the_readme_writes_it(tmp_path, monkeypatch) -> None:
+    """README: ``my_lists/사업체/가게.json`` = ``{"가게": [...]}``; a label without a list of its own draws from its
+    category's folder."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my_lists" / "사업체").mkdir(parents=True)
+    (tmp_path / "my_lists" / "사업체" / "가게.json").write_text('{"가게": ["행복분식", "해돋이식당"]}', encoding="utf-8")
+    operator = load_operator({"class_path": "surrogate", "init_args": {"mention_dirs": ["my_lists"]}})
+    assert operator.replace(entity("김밥천국", "가게"), "김밥천국") in ("행복분식", "해돋이식당")
+    assert operator.replace(entity("삼성", "기업명"), "삼성") in ("행복분식", "해돋이식당")

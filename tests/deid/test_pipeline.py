@@ -630,3 +630,15 @@ def test_reviewed_spans_change_only_whole_word_occurrences_of_their_text(words, 
         assert result.text.count(word) == text.count(word) - sum(
             text[s.start : s.end] == word for s in result.spans
         ), word  # the words nobody selected are all still there
+
+
+def test_a_range_a_reviewer_kept_stays_as_written(deid: Deidentifier) -> None:
+    """Issue 67: ``rejected`` ranges (occurrences a reviewer rejected) are never replaced by spreading, and the output
+    keeps them while the same text is replaced elsewhere."""
+    text = "홍길동은 홍길동 선생의 책을 읽었다. 홍길동이 말했다."
+    second = text.index("홍길동", 1)
+    spans = [ScoredSpan(0, 3, NAME, 1.0, "reviewer")]
+    assert deid.apply(text, spans).text == "A는 A 선생의 책을 읽었다. A가 말했다."
+    result = deid.apply(text, spans, rejected=[(second, second + 3)])
+    assert result.text == "A는 홍길동 선생의 책을 읽었다. A가 말했다."
+    assert [(s.start, s.source) for s in result.spans] == [(0, "reviewer"), (text.rindex("홍길동"), "propagated")]

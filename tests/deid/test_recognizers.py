@@ -125,6 +125,9 @@ def test_email_and_url() -> None:
         ("닉네임 “Kevin7”으로 접속하여", "Kevin7"),
         ("ID: kim_01, PW: 1234", "kim_01"),
         ("아이디는 lee99이고", "lee99"),
+        ("전화 010-1234-5678, 아이디 gildong77.", "gildong77"),  # a sentence's full stop ends the handle
+        ("아이디 raye.6. 그 후", "raye.6"),
+        ("아이디 kim_01... 이라고", "kim_01"),
         ("위챗 아이디 ‘C’로", None),  # a placeholder of a de-identified judgment
         ("계정 AB를", None),
         ("아이디 및 비밀번호", None),
@@ -140,6 +143,11 @@ def test_user_id_leaves_emails_and_urls_to_their_recognizers() -> None:
     assert found("계정 kim@naver.com 및 아이디 https://x.com/a") == [
         ("email", "kim@naver.com", 0.95), ("url", "https://x.com/a", 0.9)
     ]
+    assert texts("아이디 kim@naver.com.", "user_id") == []
+
+
+def test_an_account_name_ending_a_sentence_after_another_identifier_is_replaced() -> None:
+    assert Deidentifier()("전화 010-1234-5678, 아이디 gildong77.").text == "전화 A, 아이디 B."
 
 
 @pytest.mark.parametrize(

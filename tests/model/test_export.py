@@ -14,6 +14,7 @@ from transformers import AutoModelForTokenClassification
 from thunder.cli import main
 from thunder.data import Recipe
 from thunder.language.tokenizer import ThunderTokenizer
+from thunder.model import integrity
 from thunder.model.export import export_checkpoint
 from thunder.model.loader import Artefact
 from thunder.model.modules import MaskedLM, TokenClassifier
@@ -128,9 +129,11 @@ def test_the_operating_point_travels_with_the_model(tmp_path, tokenizer, label_s
     (export / "thunder.json").write_text(json.dumps(info, ensure_ascii=False), encoding="utf-8")
     with pytest.raises(ValueError, match="not the ones the model was written with"):
         Deidentifier.from_pretrained(export)
-    del info["fingerprint"], info["self_test"]  # an export of an older Thunder: loads, with a warning
+    del info["fingerprint"], info["self_test"]  # an export of an older Thunder: refused unless allowed (issue 71)
     (export / "thunder.json").write_text(json.dumps(info, ensure_ascii=False), encoding="utf-8")
-    with pytest.warns(UserWarning, match="no fingerprint recorded"):
+    with pytest.raises(ValueError, match="no fingerprint recorded"):
+        Deidentifier.from_pretrained(export)
+    with integrity.unverified_allowed(), pytest.warns(UserWarning, match="no fingerprint recorded"):
         old = Deidentifier.from_pretrained(export)
     assert old.operating_point == OperatingPoint(0.5, 0.1)
 
@@ -187,3 +190,20 @@ def test_windows_are_checked() -> None:
                 {"max_length": 64, "stride": 1, "x": 1}, [64, 16]):  # fmt: skip
         with pytest.raises(ValueError):
             Windows.from_dict(bad)
+
+
+def test_export_and_deid_print_no_progress_bars_of_transformers(trained, tmp_path) -> None:
+    """Thunder's commands say what they did in lines of their own: no "Writing model shards" / "Loading weights"."""
+    import os
+    import subprocess
+    import sys
+
+    checkpoint, _ = trained
+    environment = {k: v for k, v in os.environ.items() if k != "HF_HUB_DISABLE_PROGRESS_BARS"}
+    thunder = [sys.executable, "-m", "thunder"]
+    export = subprocess.run([*thunder, "export", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "hf")],
+                            capture_output=True, text=True, env=environment, check=True)  # fmt: skip
+    deid = subprocess.run([*thunder, "deid", "--model", str(tmp_path / "hf")], input="피고인 홍길동은 전화하였다.\n",
+                          capture_output=True, text=True, env=environment, check=True)  # fmt: skip
+    for stderr in (export.stderr, deid.stderr):
+        assert not any(bar in stderr for bar in ("Writing model shards", "Loading weights", "it/s]")), stderr

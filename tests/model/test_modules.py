@@ -227,7 +227,7 @@ CONFIGS = [["small"], ["370m"], ["800m"], ["1p5b"], ["neox_tiny"], ["pretrain/sm
 
 @pytest.mark.parametrize("names", CONFIGS, ids=["+".join(n) for n in CONFIGS])
 def test_configs_parse_with_the_thunder_cli(names: list[str]) -> None:
-    from thunder.cli import ThunderCLI
+    from thunder.commands.trainer import ThunderCLI
 
     class ParseOnly(ThunderCLI):
         def instantiate_classes(self) -> None:  # validate every section against the real signatures, build nothing

@@ -122,6 +122,36 @@ def test_predict_in_process_writes_and_resumes(corpus: Path, tmp_path: Path) -> 
     assert all(p.stat().st_mtime_ns == mtime for p, mtime in before.items())
 
 
+def test_each_output_keeps_its_own_record(tmp_path: Path) -> None:
+    """Issue 71: outputs of other inputs made under other settings are never counted done by a later run; the folder
+    holds one set of settings unless overwrite, and then each output keeps the record of the run that made it."""
+    for name in ("set1", "set2"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / f"{name}.txt").write_text("연락처 010-1234-5678로 전화하였다.\n", encoding="utf-8")
+    out = tmp_path / "out"
+
+    def run(inputs: str, operator: str, overwrite: bool = False) -> DeidWriter:
+        writer = DeidWriter(str(out), overwrite=overwrite)
+        trainer = Trainer(accelerator="cpu", devices=1, logger=False, enable_progress_bar=False,
+                          enable_model_summary=False, callbacks=[writer])  # fmt: skip
+        module = DeidPredictor(PipelineOptions(operator=operator))
+        trainer.predict(module, CorpusDataModule([str(tmp_path / inputs)]), return_predictions=False)
+        return writer
+
+    assert run("set1", "placeholder").written == 1
+    with pytest.raises(InputError, match=r"made under other settings \(.*set1.txt: operator: \"placeholder\" -> \"tag\""):
+        run("set2", "tag")
+    assert run("set2", "tag", overwrite=True).written == 1
+    with pytest.raises(InputError, match=r"set1.txt: operator: \"placeholder\" -> \"tag\""):
+        run("set1", "tag")  # never "already done"
+    assert (out / "set1.txt").read_text(encoding="utf-8") == "연락처 A로 전화하였다.\n"
+    record = json.loads((out / ".thunder-run.json").read_text(encoding="utf-8"))
+    made = {name: record["made_under"][key]["operator"] for name, key in record["outputs"].items()
+            if (out / name).is_file()}  # fmt: skip
+    assert made == {"set1.txt": "placeholder", "set1.txt.spans.jsonl": "placeholder", "set2.txt": "tag",
+                    "set2.txt.spans.jsonl": "tag"}  # fmt: skip
+
+
 def test_thunder_predict_writes_no_config_and_exits_0(corpus: Path, tmp_path: Path, monkeypatch, capsys) -> None:
     monkeypatch.chdir(tmp_path)
     predict([corpus], tmp_path / "out")
@@ -283,7 +313,7 @@ def test_interrupted_run_keeps_finished_documents_and_exits_130(
     assert "Traceback" not in err and "KeyboardInterrupt" not in err + caplog.text
     assert sorted(written(out)) == ["doc0.txt", "doc1.txt", "doc2.txt"]
     # a restart under other settings is refused; under the same ones it finishes the rest
-    with pytest.raises(SystemExit, match="made under other settings \\(recognizers: "):
+    with pytest.raises(SystemExit, match="made under other settings \\(.*doc0.txt: recognizers: "):
         predict([corpus], out, "--model.init_args.pipeline.recognizers", "[phone_number, email]")
     (corpus / "doc3.txt").write_text("재개 문서 010-1111-2222", encoding="utf-8")
     predict([corpus], out, "--model.init_args.pipeline.recognizers", recognizers)

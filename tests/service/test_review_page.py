@@ -12,6 +12,7 @@ import io
 import json
 import math
 import os
+import re
 import time
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from thunder.deid.recognizers.registry import ScoredSpan
 from thunder.deid.triage import Triage
 from thunder.service.app import create_app, running
 from thunder.service.bodies import span_labels
+from thunder.service.letters import apply_keeping_letters, kept_letters
 
 CHROMIUM = Path("/usr/bin/chromium")
 DEMO = Path(__file__).resolve().parents[2] / "configs" / "demo.yaml"
@@ -136,6 +138,14 @@ def select_text(page, start: int, end: int) -> None:
     page.evaluate(SELECT, [start, end])
 
 
+def applied_as_sent(deidentifier: Deidentifier, text: str, body: dict):
+    """What the service makes of a ``/v1/apply`` body: exactly its spans, each entity keeping the letter sent."""
+    known = span_labels(deidentifier)
+    spans = [ScoredSpan(s["start"], s["end"], s["label"], s["score"], s["source"], *known[s["label"]])
+             for s in body["spans"]]  # fmt: skip
+    return apply_keeping_letters(deidentifier, text, spans, kept_letters((k["text"], k["letter"]) for k in body["letters"]))
+
+
 def test_highlights_render_and_review_round_trip(page, tmp_path: Path) -> None:
     assert page.get_attribute("#input", "spellcheck") == "false"
     run_text(page, TEXT)
@@ -171,12 +181,13 @@ def test_highlights_render_and_review_round_trip(page, tmp_path: Path) -> None:
     assert page.locator("#original mark.added").inner_text() == "홍길동"
     page.click("#reapply")
     page.wait_for_selector("#status:has-text('re-applied')")
-    expected = Deidentifier().apply(TEXT, [
+    expected = apply_keeping_letters(Deidentifier(), TEXT, [
         ScoredSpan(NAME_AT, NAME_AT + 3, "내국인이름", 1.0, "reviewer"),
         ScoredSpan(TEXT.index("900101"), TEXT.index("900101") + 14, "주민등록번호", 0.95, "resident_registration_number"),
-    ])  # fmt: skip
+    ], {"010-1234-5678": "A", "900101-1234568": "B"})  # fmt: skip
     assert page.inner_text("#output") == expected.text and not page.is_visible("#stale")
-    assert expected.text.startswith("그때 A는 𠀀 010-1234-5678로") and "\nA가 자백" in expected.text
+    # the rejected phone's A and the number's B stay put: the added name takes C
+    assert expected.text.startswith("그때 C는 𠀀 010-1234-5678로") and "\nC가 자백" in expected.text
     assert page.locator("#original mark.rejected").inner_text() == "010-1234-5678"  # still shown, still rejected
     assert page.locator("#original mark.rejected").get_attribute("data-badge") == "✗ 전화번호"
     if os.environ.get("THUNDER_REVIEW_SCREENSHOT"):  # docs/serving.md's picture: THUNDER_REVIEW_SCREENSHOT=docs/review-page.png
@@ -246,11 +257,7 @@ def test_the_review_loop(server: str, browser, request, tmp_path: Path) -> None:
     with page.expect_request("**/v1/apply") as sent:
         page.click("#reapply")
     page.wait_for_selector("#status:has-text('re-applied')")
-    body = json.loads(sent.value.post_data)
-    known = span_labels(deidentifier)
-    expected = deidentifier.apply(JUDGMENT, [
-        ScoredSpan(s["start"], s["end"], s["label"], s["score"], s["source"], *known[s["label"]]) for s in body["spans"]
-    ])  # fmt: skip
+    expected = applied_as_sent(deidentifier, JUDGMENT, json.loads(sent.value.post_data))
     assert page.inner_text("#output") == expected.text
     for word in free[:2]:
         assert word not in expected.text
@@ -329,9 +336,7 @@ def test_a_possible_miss_is_dashed_and_one_key_accepts_it(browser, trained) -> N
     body = json.loads(sent.value.post_data)
     assert {"start": accepted["start"], "end": accepted["end"], "label": accepted["label"], "score": accepted["score"],
             "source": "reviewer"} in body["spans"]  # fmt: skip
-    known = span_labels(deidentifier)
-    output = deidentifier.apply(text, [ScoredSpan(s["start"], s["end"], s["label"], s["score"], s["source"],
-                                                  *known[s["label"]]) for s in body["spans"]]).text  # fmt: skip
+    output = applied_as_sent(deidentifier, text, body).text
     assert page.inner_text("#output") == output and text[accepted["start"] : accepted["end"]] not in output
     after = spans_of(page)
     assert sum(s["state"] == "suggested" for s in after) == len(suggested) - 1  # the others stay undecided
@@ -388,11 +393,12 @@ def test_every_occurrence_undo_boundaries_keys_and_the_entity_table(page) -> Non
     page.wait_for_selector("#status:has-text('re-applied')")
     output = page.inner_text("#output")
     assert output.count("010-1111-2222") == 2 and "판결" not in output and "010-3333-4444" not in output
-    page.locator("#original mark.span").first.click()  # replace one occurrence only: the other cannot stay
+    page.locator("#original mark.span").first.click()  # replace one occurrence only: the other stays rejected
     page.keyboard.press("a")
     page.click("#reapply")
-    page.wait_for_selector("#status:has-text('1 rejected span(s) replaced anyway')")
-    assert "010-1111-2222" not in page.inner_text("#output")
+    page.wait_for_selector("#status:has-text('re-applied')")
+    assert "replaced anyway" not in page.inner_text("#status")  # issue 67: a rejection is never overridden
+    assert page.inner_text("#output").count("010-1111-2222") == 1
 
 
 # ----------------------------------------------------------------------------------------------- review by keyboard
@@ -490,8 +496,8 @@ def test_a_whole_judgment_reviewed_with_the_keyboard_only(page, tmp_path: Path) 
     with page.expect_download() as download:
         page.keyboard.press("D")
     saved = Path(download.value.path()).read_text(encoding="utf-8")
-    expected = Deidentifier().apply(text, [ScoredSpan(s, e, label, 1.0, "reviewer") for s, e, label in record["spans"]])
-    assert saved == expected.text and "010-2345-6789" in saved and "순천시" not in saved and "올림픽로" not in saved
+    assert saved == page.inner_text("#output")  # the letters stay put: 홍길동 A, 김영희 B, the rejected phone's C
+    assert saved.startswith("피고인 A는 2021. 3. 4. 서울 송파구 D에서 피해자 B(010-2345-6789)를 만났다. A는 E로 이사하였다.")
 
 
 @pytest.mark.parametrize("how", ["accept", "add"])
@@ -524,7 +530,7 @@ def test_accepting_a_word_leaves_the_longer_words_alone(page, how: str) -> None:
     page.wait_for_selector("#status:has-text('re-applied')")
     assert "replaced where it stands as a word: “신호” 1 more" in page.inner_text("#status")  # and said so again
     output = page.inner_text("#output")
-    assert output.startswith("신호등이 설치된 교차로에서 신호대기를 위하여 정차하였는데, 피고인은 A를 무시하였다. A가 바뀌었다.")
+    assert output.startswith("신호등이 설치된 교차로에서 신호대기를 위하여 정차하였는데, 피고인은 B를 무시하였다. B가 바뀌었다.")
     assert output.count("신호") == 2
 
 
@@ -591,7 +597,8 @@ def test_edges_absorb_a_dashed_mark_and_spans_of_one_label_merge(page) -> None:
     assert states(page)[:2] == [("원시동", "행정동", "added"), ("올림픽선수기자촌아파트", "아파트", "added")]
     page.keyboard.press("=")
     page.wait_for_selector("#status:has-text('re-applied')")
-    assert page.inner_text("#output") == "피고인은 서울 A 123에 살고, B 3동에 산다. 연락처 C."
+    # the phone keeps the letter the server gave it; the two new entities take the next free ones (issue 67)
+    assert page.inner_text("#output") == "피고인은 서울 B 123에 살고, C 3동에 산다. 연락처 A."
 
 
 def test_the_page_asks_before_discarding_a_review_and_says_which_input_it_reads(page, tmp_path: Path) -> None:
@@ -819,3 +826,218 @@ def test_the_api_docs_render_without_the_network(browser, recognizers) -> None:
     assert requested and all(address.startswith(url) or address.startswith("data:") for address in requested), requested
     context.close()
     assert not errors, errors
+
+
+def test_the_page_runs_at_the_models_operating_point(browser, trained) -> None:
+    """Issue 67: the threshold box shows the model's stored threshold and the page sends none unless the clerk
+    changes it, so the server's operating point (or its --threshold) decides."""
+    url, model = trained
+    errors: list[str] = []
+    context, page = open_page(browser, url, errors)
+    page.wait_for_selector("#status:has-text('ready')")
+    assert float(page.input_value("#threshold")) == model.operating_point.threshold
+    with page.expect_request("**/v1/deid") as first:
+        run_text(page, "피고인 홍길동은 010-1234-5678로 전화하였다.")
+    assert json.loads(first.value.post_data)["threshold"] is None
+    page.fill("#threshold", "0.9")
+    with page.expect_request("**/v1/deid") as second:
+        page.click("#run")
+    assert json.loads(second.value.post_data)["threshold"] == 0.9
+    context.close()
+    assert not errors, errors
+
+
+# ----------------------------------------------------------------------------------------------- issue 67
+
+
+def selection_of(page) -> list[int] | None:
+    return page.evaluate("() => selectionRange()")
+
+
+def test_find_steps_through_every_occurrence(page) -> None:
+    """``/`` then Enter moves on to the next occurrence (a highlighted one too), Shift+Enter back, both wrap; adding
+    the hit and finding again steps on."""
+    text = "원고는 목동동로 233-1에 산다. 피고는 목동에서 일한다. 증인도 목동 주민이다. 끝."
+    hits = [i for i in range(len(text)) if text.startswith("목동", i)]
+    road = text.index("목동동로")
+    answer_with(page, spans=[mark_json(text, road, road + len("목동동로 233-1"), "도로")])
+    run_text(page, text)
+    page.keyboard.press("/")
+    page.keyboard.type("목동")
+    page.keyboard.press("Enter")
+    assert selection_of(page) == [hits[0], hits[0] + 2]  # inside the highlighted road
+    assert f"“목동” 1 of {len(hits)}" in page.inner_text("#status")
+    for expected in hits[1:] + hits[:1]:  # on to each next one, then around to the first
+        page.keyboard.press("/")
+        page.keyboard.press("Enter")
+        assert selection_of(page) == [expected, expected + 2]
+    page.keyboard.press("/")
+    page.keyboard.press("Shift+Enter")
+    assert selection_of(page) == [hits[-1], hits[-1] + 2]
+    page.keyboard.press("/")
+    page.keyboard.press("Shift+Enter")
+    assert selection_of(page) == [hits[-2], hits[-2] + 2]
+    page.keyboard.press("e")  # added, the next find starts after it
+    page.keyboard.type("행정동")
+    page.keyboard.press("Enter")
+    assert ("목동", "행정동", "added") in states(page)
+    page.keyboard.press("/")
+    page.keyboard.press("Enter")
+    assert selection_of(page) == [hits[-1], hits[-1] + 2]
+
+
+def download_of(page, key: str) -> tuple[str, str]:
+    """The name and content of what ``key`` downloads."""
+    with page.expect_download() as download:
+        page.keyboard.press(key)
+    return download.value.suggested_filename, Path(download.value.path()).read_text(encoding="utf-8")
+
+
+def test_downloads_are_named_after_their_source(page) -> None:
+    """A pasted judgment is named as the clerk typed, else by a number made from its text: two reviews never share a
+    name (nor a record id) in one adapt folder."""
+    names = []
+    for text in (JUDGMENT, JUDGMENT.replace("김영희", "박철수")):
+        page.click("#forget")
+        run_text(page, text)
+        name, content = download_of(page, "d")
+        (record,) = [json.loads(line) for line in content.splitlines()]
+        assert re.fullmatch(r"judgment-[0-9a-f]{8}\.reviewed\.jsonl", name) and record["id"] + ".reviewed.jsonl" == name
+        names.append(name)
+    assert names[0] != names[1]
+    page.click("#forget")
+    page.fill("#name", "2024 송파 판결")
+    run_text(page, JUDGMENT)
+    name, content = download_of(page, "d")
+    assert name == "2024_송파_판결.reviewed.jsonl" and json.loads(content)["id"] == "2024 송파 판결"
+    assert download_of(page, "D")[0] == "2024_송파_판결.deid.txt"
+
+
+def test_one_label_per_entity(page) -> None:
+    """Mentions of one text that the model labels differently are shown, sent and downloaded with one label: the
+    most confident span's, and once the clerk relabels one, the clerk's (a possible miss of the text too)."""
+    text = "그날 윤태식은 윤태식상사를 운영하였다. 윤태식은 자백하였다. 그 뒤 윤태식의 말이다."
+    first, second, third = (i for i in range(len(text)) if text.startswith("윤태식", i) and text[i + 3] != "상")
+    spans = [dict(mark_json(text, first, first + 3, "닉네임"), score=0.6),
+             dict(mark_json(text, second, second + 3, "내국인이름"), score=0.9)]  # fmt: skip
+    answer_with(page, spans=spans, suggestions=[mark_json(text, third, third + 3, "내국인이름", "possible_miss")])
+    run_text(page, text)
+    assert [(t, label) for t, label, s in states(page) if s == "accepted"] == [("윤태식", "내국인이름")] * 2
+    page.keyboard.press("n")
+    page.keyboard.press("l")
+    page.keyboard.type("닉네임")
+    page.keyboard.press("Enter")
+    page.keyboard.press("n")
+    page.keyboard.press("n")
+    assert states(page)[2] == ("윤태식", "닉네임", "suggested")
+    page.keyboard.press("a")
+    with page.expect_request("**/v1/apply") as sent:
+        page.keyboard.press("=")
+    page.wait_for_selector("#status:has-text('re-applied')")
+    assert {s["label"] for s in json.loads(sent.value.post_data)["spans"]} == {"닉네임"}
+    # (the name also spread into 윤태식상사)
+    assert states(page) == [("윤태식", "닉네임", "accepted")] * 3 + [("윤태식", "닉네임", "added")]
+    record = json.loads(download_of(page, "d")[1])
+    assert [label for *_, label in record["spans"]] == ["닉네임"] * 4
+
+
+def letters(page) -> dict[str, str]:
+    """Entity text -> the letter its replaced spans show (each text one letter)."""
+    text = page.evaluate("() => state.docs[0].text")
+    found: dict[str, set[str]] = {}
+    for s in spans_of(page):
+        if s["state"] in ("accepted", "added"):
+            found.setdefault(text[s["start"] : s["end"]], set()).add(s["placeholder"])
+    assert all(len(shown) == 1 for shown in found.values()), found
+    return {key: shown.pop() for key, shown in found.items()}
+
+
+def add_by_keys(page, word: str, label: str) -> None:
+    page.keyboard.press("/")
+    page.keyboard.press("Control+a")
+    page.keyboard.type(word)
+    page.keyboard.press("Enter")
+    page.keyboard.press("e")
+    page.keyboard.type(label)
+    page.keyboard.press("Enter")
+
+
+def reapply_by_key(page) -> None:
+    page.evaluate("() => setStatus('')")
+    page.keyboard.press("=")
+    page.wait_for_selector("#status:has-text('re-applied')")
+
+
+def test_letters_stay_put_across_re_applies(page) -> None:
+    """Issue 67: an entity added before the others takes the next free letter and renames none of them; the letters
+    in the text agree with the badges (and the particles with the letters)."""
+    run_text(page, JUDGMENT)
+    assert letters(page) == {"홍길동": "A", "김영희": "B", "010-2345-6789": "C"}
+    add_by_keys(page, "송파구", "도로")  # before 김영희: in order of appearance it would be B
+    reapply_by_key(page)
+    assert letters(page) == {"홍길동": "A", "송파구": "D", "김영희": "B", "010-2345-6789": "C"}
+    assert page.inner_text("#output").startswith("피고인 A는 2021. 3. 4. 서울 D 올림픽로 300에서 피해자 B(C)를 만났다.")
+    page.locator("#original mark.span", has_text="김영희").click()
+    page.keyboard.press("r")  # 김영희 kept in the text: its letter is not given to another
+    add_by_keys(page, "올림픽로", "도로")
+    reapply_by_key(page)
+    assert letters(page) == {"홍길동": "A", "송파구": "D", "올림픽로": "E", "010-2345-6789": "C"}
+    reapply_by_key(page)
+    assert letters(page)["올림픽로"] == "E"
+    assert page.inner_text("#output").startswith("피고인 A는 2021. 3. 4. 서울 D E 300에서 피해자 김영희(C)를 만났다.")
+
+
+def test_the_page_has_an_icon(page) -> None:
+    """No favicon request that ends in 404: the page carries its icon (allowed by its Content-Security-Policy)."""
+    href = page.get_attribute("link[rel=icon]", "href")
+    assert href.startswith("data:image/svg+xml,")
+    size = page.evaluate("""(href) => new Promise((resolve) => {
+        const image = new Image(); image.onload = () => resolve(image.naturalWidth); image.onerror = () => resolve(0);
+        image.src = href; })""", href)  # fmt: skip
+    assert size > 0
+
+
+def test_letters_do_not_change_across_re_applies_with_a_model(browser, trained) -> None:
+    """A category-level model's spans: accepting, adding and re-applying twice keep every letter."""
+    url, _ = trained
+    errors: list[str] = []
+    context, page = open_page(browser, url, errors)
+    page.wait_for_selector("#status:has-text('ready')")
+    run_text(page, JUDGMENT)
+    before = letters(page)
+    free = next(w for w in ("순천시", "올림픽로", "송파구", "이유는") if not any(w in key or key in w for key in before))
+    add_by_keys(page, free, "도로")
+    reapply_by_key(page)
+    after = letters(page)
+    assert {key: after[key] for key in before if key in after} == {key: before[key] for key in before if key in after}
+    assert after[free] not in before.values()
+    reapply_by_key(page)
+    assert letters(page) == after
+    context.close()
+    assert not errors, errors
+
+
+def test_one_occurrence_rejected_stays_whatever_is_replaced_elsewhere(page, tmp_path: Path) -> None:
+    """Issue 67: the nickname 신호 replaced (as an older server spread it) inside 신호등, 신호대기 and 신호위반 too; one
+    key on each of those three keeps it, re-applying replaces the nickname everywhere else, and the downloaded review
+    lists the three rejections."""
+    text = "피고인은 별명이 신호인 공범을 신호등 앞에서 만났다. 신호는 신호대기 중이었고 신호위반으로 단속되었다. 신호의 차."
+    found = [m.start() for m in re.finditer("신호", text)]
+    answer_with(page, spans=[mark_json(text, at, at + 2, "닉네임", "model" if i == 0 else "propagated")
+                             for i, at in enumerate(found)])  # fmt: skip
+    run_text(page, text)
+    compounds = {text.index(word) for word in ("신호등", "신호대기", "신호위반")}
+    for _ in found:
+        page.keyboard.press("n")
+        current = page.evaluate("() => state.docs[0].cursor")
+        if spans_of(page)[current]["start"] in compounds:
+            page.keyboard.press("r")  # one key a word
+    page.keyboard.press("=")
+    page.wait_for_selector("#status:has-text('re-applied')")
+    assert "replaced anyway" not in page.inner_text("#status")
+    assert page.inner_text("#output") == "피고인은 별명이 A인 공범을 신호등 앞에서 만났다. A는 신호대기 중이었고 신호위반으로 단속되었다. A의 차."
+    with page.expect_download() as download:
+        page.click("#download-spans")
+    review = json.loads(Path(download.value.path()).read_text(encoding="utf-8"))
+    assert sorted(start for start, _, _ in review["rejected"]) == sorted(compounds)
+    assert sorted(start for start, *_ in review["spans"]) == sorted(set(found) - compounds)

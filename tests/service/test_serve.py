@@ -193,6 +193,11 @@ BAD_BODIES = [
     ("/v1/apply", b'{"text": "x", "spans": [{"start": -1, "end": 1, "label": "a"}]}', "spans[0].start: Input should be"),
     ("/v1/apply", b'{"text": "xy", "spans": [{"start": 0, "end": 1, "label": "\\ud83d"}]}', "malformed JSON: "),
     ("/v1/apply", b'{"text": "x", "spans": [{"start": 0, "end": 1, "label": "a", "score": Infinity}]}', "spans[0].score: Input should be a finite"),
+    ("/v1/apply", '{"text": "x", "spans": [], "letters": [{"text": "홍비밀", "letter": "a1"}]}'.encode(), "letters[0].letter: String should match pattern"),
+    # issue 71: a key twice was taken silently, the last one winning
+    ("/v1/deid", '{"text": "홍비밀", "text": "x"}'.encode(), "malformed JSON: 'text' appears twice in one object"),
+    ("/v1/apply", b'{"text": "xy", "spans": [{"start": 0, "end": 1, "start": 1, "label": "a"}]}', "malformed JSON: 'start' appears twice"),
+    ("/v1/deid", '{"text": "x", "홍비밀": 1, "홍비밀": 2}'.encode(), "malformed JSON: a key appears twice in one object"),
 ]
 
 
@@ -353,7 +358,7 @@ def test_health_labels_and_page(service) -> None:
     url, _ = service
     status, data, _ = request(url, "/health")
     assert status == 200 and data["status"] == "ok" and data["max_request_bytes"] == LIMIT
-    assert data["model"] is None and data["token_required"] is False
+    assert data["model"] is None and data["token_required"] is False and data["threshold"] is None
     status, data, _ = request(url, "/v1/labels")
     assert any(label["name"] == "내국인이름" for label in data["labels"]) and data["entity_types"] == []
     with urllib.request.urlopen(url + "/", timeout=30) as response:
@@ -678,3 +683,101 @@ def test_accepting_a_word_never_rewrites_the_words_it_is_part_of(service) -> Non
     assert status == 200
     assert data["text"] == "신호등이 설치된 교차로에서 신호대기를 위하여 정차하였는데, 피고인은 A를 무시하였다. A가 바뀌었다."
     assert [s["text"] for s in data["spans"]] == ["신호", "신호"]
+
+
+def test_re_applying_keeps_the_letters_the_review_shows(service) -> None:
+    """Issue 67: entities keep the letters sent with the spans (particles agree with them), a new entity takes the
+    next free letter after them, skipping a letter that stands alone in the text; without letters, as before."""
+    url, _ = service
+    text = "피고인 홍길동은 송파구에서 김영희를 만났다. 홍길동이 김영희에게 전화하였다. 증 제D호."
+    spans = [{"start": text.index(word), "end": text.index(word) + 3, "label": label}
+             for word, label in (("홍길동", "내국인이름"), ("송파구", "도로"), ("김영희", "내국인이름"))]  # fmt: skip
+    status, plain = post(url, "/v1/apply", {"text": text, "spans": spans})
+    assert status == 200 and plain["text"].startswith("피고인 A는 B에서 C를 만났다.")
+    letters = [{"text": "홍길동", "letter": "L"}, {"text": "김 영희", "letter": "C"}]  # whitespace aside
+    status, data = post(url, "/v1/apply", {"text": text, "spans": spans, "letters": letters})
+    assert status == 200, data
+    assert data["text"] == "피고인 L은 M에서 C를 만났다. L이 C에게 전화하였다. 증 제D호."  # particles agree with L
+    assert [(s["text"], s["placeholder"]) for s in data["spans"]] == [
+        ("홍길동", "L"), ("송파구", "M"), ("김영희", "C"), ("홍길동", "L"), ("김영희", "C")]  # fmt: skip
+    letters = [{"text": "홍길동", "letter": "C"}, {"text": "김영희", "letter": "B"}, {"text": "송파구", "letter": "C"}]
+    status, data = post(url, "/v1/apply", {"text": text, "spans": spans, "letters": letters})
+    assert status == 200 and data["text"].startswith("피고인 C는 E에서 B를 만났다.")  # C claimed twice: 송파구 is new; D stands
+
+
+# ----------------------------------------------------------------------------------------------- issue 71
+
+
+def _raw(url: str, path: str, body: bytes, content_type: str | None) -> tuple[int, dict]:
+    host, port = url.removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=30)
+    connection.request("POST", path, body=body, headers={"Content-Type": content_type} if content_type else {})
+    response = connection.getresponse()
+    result = response.status, json.loads(response.read())
+    connection.close()
+    return result
+
+
+@pytest.mark.parametrize("path", ["/v1/deid", "/v1/deid/batch", "/v1/apply"])
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", None])
+def test_a_body_not_sent_as_json_is_a_415(service, path: str, content_type: str | None) -> None:
+    """A browser posts text/plain or a form to any site without asking first (no CORS preflight): only JSON is read."""
+    status, data = _raw(service[0], path, b'{"text": "x", "documents": ["x"], "spans": []}', content_type)
+    media = content_type.split(";")[0] if content_type else None
+    assert (status, data) == (415, {"error": "the body must be sent as Content-Type: application/json ("
+                                             + (f"got {media!r})" if media else "none given)")})  # fmt: skip
+    assert _raw(service[0], "/v1/deid", b'{"text": "x"}', "Application/JSON; charset=utf-8")[0] == 200
+
+
+def test_a_span_dropped_by_the_policy_is_refused_with_its_reason(service) -> None:
+    url, _ = service
+    text = "피고인은 서울중앙지방법원에 출석하였다.  그뿐이다."
+    court, blank = text.index("서울중앙지방법원"), text.index("  ")
+    cases = [((court, court + 8, "model"), "the publication policy keeps a model's span over this text"),
+             ((blank, blank + 2, "reviewer"), "it holds only whitespace"),
+             ((len(text) - 1, len(text), "model"), 'it holds no letter or digit; send it with source "reviewer"')]  # fmt: skip
+    for (start, end, source), reason in cases:
+        spans = [{"start": start, "end": end, "label": "닉네임", "source": source}]
+        status, data = post(url, "/v1/apply", {"text": text, "spans": spans})
+        assert status == 400 and data["error"].startswith(f"spans[0] [{start}, {end}) could not be applied ({reason}")
+    spans = [{"start": court, "end": court + 8, "label": "닉네임", "source": "reviewer"}]
+    assert post(url, "/v1/apply", {"text": text, "spans": spans})[1]["text"].startswith("피고인은 A에")
+
+
+def test_a_client_that_leaves_while_sending_is_a_499_at_info(service, logs) -> None:
+    """A slow client's hang-up is the client's doing: no ERROR, no 500 in the log."""
+    url, _ = service
+    start = len(logs.lines)
+    with socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1]))) as client:
+        client.sendall(b"POST /v1/deid HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                       b"Content-Length: 1000\r\n\r\n{\"text\": \"")  # fmt: skip
+        time.sleep(0.3)
+    deadline = time.monotonic() + 10
+    while not any("POST /v1/deid 499" in line for line in logs.lines[start:]):
+        assert time.monotonic() < deadline, logs.lines[start:]
+        time.sleep(0.05)
+    new = logs.lines[start:]
+    assert not any(" ERROR " in line or " 500 " in line for line in new), new
+    assert [line for line in new if "POST /v1/deid 499" in line][0].startswith("thunder.service INFO ")
+
+
+def test_headers_sent_too_slowly_time_out(logs) -> None:
+    """Headers a byte at a time hold a connection no longer than the limit; a request in flight past it, and a
+    second request on a kept-alive connection, are answered."""
+    with running(create_app(Recording(delay=1.0)), header_timeout=0.5) as (url, _):
+        port = int(url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+            client.sendall(b"POST /v1/deid HTTP/1.1\r\nHost: x\r\n")
+            started = time.monotonic()
+            answer = client.recv(1000)
+            assert answer.startswith(b"HTTP/1.1 408 ") and client.recv(1000) == b""
+            assert time.monotonic() - started < 5
+        logs.wait_for("closed a connection whose request headers took longer than 0.5 s")
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        for _ in range(2):  # each answer takes 1 s, twice the header limit
+            connection.request("POST", "/v1/deid", body=b'{"text": "010-1234-5678"}',
+                               headers={"Content-Type": "application/json"})  # fmt: skip
+            response = connection.getresponse()
+            assert (response.status, json.loads(response.read())["text"]) == (200, "A")
+            time.sleep(0.2)
+        connection.close()

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from lightning.pytorch import LightningDataModule
+if TYPE_CHECKING:  # Lightning and the data modules are imported where a data module is built: not for --help
+    from lightning.pytorch import LightningDataModule
 
-from thunder.data import DeIdDataModule
-from thunder.synthesis.synthesizer import SynthesizedDocument
+    from thunder.synthesis.synthesizer import SynthesizedDocument
+
+DATA_MODULE = "thunder.data.token_classification.DeIdDataModule"  # a `data:` section without class_path
 
 COLOURS = ("31", "32", "33", "34", "35", "36", "91", "92", "93", "94", "95", "96")
 
@@ -52,13 +54,14 @@ def config_data_section(config: str) -> dict[str, Any]:
     if not isinstance(section, dict):
         raise ValueError(f"{config}: `data:` is a {type(section).__name__}, not a class_path or init arguments")
     if "class_path" not in section:
-        section = {"class_path": f"{DeIdDataModule.__module__}.{DeIdDataModule.__qualname__}", "init_args": section}
+        section = {"class_path": DATA_MODULE, "init_args": section}
     return section
 
 
 def datamodule_from_config(config: str) -> LightningDataModule:
     """The data module of a LightningCLI YAML config (its ``data:`` section), built by jsonargparse."""
     from jsonargparse import ArgumentParser
+    from lightning.pytorch import LightningDataModule
 
     parser = ArgumentParser(exit_on_error=False)
     parser.add_subclass_arguments(LightningDataModule, "data", required=True)
@@ -80,8 +83,10 @@ def preview_command(
         n: Number of documents to show.
         split: Which split to show documents from.
         epoch: Training epoch to synthesize (mentions change per epoch with ``replacement: per_epoch``).
-        colour: ANSI colours; None: when printing to a terminal.
+        colour: ANSI colours, by default when printing to a terminal.
     """
+    from thunder.data import DeIdDataModule
+
     datamodule = datamodule_from_config(config)
     if not isinstance(datamodule, DeIdDataModule):
         raise TypeError(f"{config}: preview needs a DeIdDataModule, the config builds {type(datamodule).__name__}")

@@ -1,4 +1,4 @@
-"""``thunder deid``: de-identify text files, directories, JSONL or stdin.
+"""``thunder deid``: de-identify text files, documents (DOCX, HWPX, PDF), directories, JSONL or stdin.
 
 The outputs follow :class:`thunder.runs.plan.OutputPlan` (layout ``MIRROR``): every output is planned before any work
 starts (inputs keep their relative layout under ``--out``; nothing is written over an input or another output),
@@ -11,14 +11,17 @@ some document was not de-identified.
 from __future__ import annotations
 
 import sys
+from functools import partial
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
-from thunder.deid.mapping import MappingKey, MappingWriter
+from thunder.deid.mapping import MappingKey, MappingWriter, replacing_edits
 from thunder.deid.pipeline import Deidentifier, PipelineOptions
 from thunder.deid.policy import PublicationPolicy
 from thunder.deid.triage import ReviewQueue, Triage, TriageRule
-from thunder.documents.sources import Document, InputError, list_inputs, read_documents
+from thunder.documents.formats import OUT_FORMATS, FormatError, Replacement, output_name, render
+from thunder.documents.sources import (DOCUMENT_SUFFIXES, JSONL_SUFFIXES, TEXT_SUFFIXES, Document, InputError,
+                                      list_inputs, read_documents)  # fmt: skip
 from thunder.runs.plan import INTERRUPTED, Layout, OutputPlan, catch_signals, mirror_slots, run_settings
 
 
@@ -43,6 +46,7 @@ def _process(
     plan: OutputPlan,
     mapping: MappingWriter | None,
     queue: ReviewQueue | None = None,
+    out_format: str | None = None,
 ) -> None:
     """De-identify and write a batch; when it fails, each document alone, so one bad document stops no other."""
     try:
@@ -58,12 +62,25 @@ def _process(
         except Exception as error:  # reported per document; the run goes on and exits 1
             plan.fail(doc.where, f"not de-identified ({type(error).__name__}: {error})")
             continue
+        try:
+            content = _document(doc, result, out_format) if plan.out is not None or plan.in_place else None
+        except FormatError as error:  # refused, nothing written for it; the run goes on and exits 1
+            plan.fail(doc.where, f"not written: {error}")
+            continue
         slot = plan.slot_of(doc)
         if mapping is not None:  # the mapping, queue and spans first: the output marks the document done
             mapping.add(doc.id, doc.text, result)
         if queue is not None:
             queue.add(slot.doc if slot else doc.id, slot.name if slot else None, result)
-        plan.write(slot, result)
+        plan.write(slot, result, content)
+
+
+def _document(doc: Document, result: Any, out_format: str | None) -> bytes | None:
+    """The output file of a document read by its format's reader, checked (``None``: a text input)."""
+    if doc.extracted is None:
+        return None
+    edits = [Replacement(*edit) for edit in replacing_edits(doc.text, result.text, result.spans)]
+    return render(doc.extracted, edits, out_format, {span.text: span.placeholder for span in result.spans})
 
 
 def deid_command(
@@ -79,21 +96,25 @@ def deid_command(
     key_file: str | None = None,
     review_queue: str | None = None,
     triage: TriageRule = TriageRule(),
+    allow_unverified: bool = False,
+    out_format: str | None = None,
 ) -> None:
-    """De-identify text files, directories (*.txt, *.md, *.jsonl recursively), JSONL ({"id", "text"} per line) or stdin.
+    """De-identify text files, documents, directories (*.txt, *.md, *.jsonl, *.docx, *.hwpx, *.pdf recursively), JSONL
+    ({"id", "text"} per line) or stdin.
 
     Args:
         inputs: files, directories or .jsonl files; stdin when none.
         out: output directory; each input keeps its path relative to the inputs' common folder (text files
-            written atomically, JSONL outputs one line per document). One run at a time writes there; a re-run
-            under the same settings skips the documents already written, under others (model, pipeline options,
-            --spans, --mapping) it is refused unless --overwrite. Omitted: stdout (the text itself for stdin or a
+            written atomically, JSONL outputs one line per document). One run at a time writes there; every output
+            keeps the settings that made it: a re-run under the same settings skips the documents already written,
+            a run into a directory holding outputs made under others (model, pipeline options, --spans, --mapping)
+            is refused unless --overwrite. Omitted: stdout (the text itself for stdin or a
             single text file, else one {"id", "text"} JSON line per document).
         spans: append the replaced spans as JSONL (doc, file, start, end, text, label, category, tier1,
             placeholder, score, source) to this file (created readable by the owner only), one document at a
             time; the records already in it stay.
-        in_place: write each output over its input file (no --out); a symbolic link keeps pointing at the file
-            it names, which is de-identified.
+        in_place: write each output over its input file (no --out), keeping its owner and mode; a symbolic link
+            keeps pointing at the file it names, which is de-identified; a file with a second hard link is refused.
         overwrite: redo every document in --out, whatever settings made it (default: skip the documents already
             written).
         no_span_text: leave the original identifier texts out of the spans file.
@@ -106,26 +127,41 @@ def deid_command(
         policy: the publication policy (--keep_officials, --keep_regions, --legal_text, --protected_words,
             --genre_words, --propagate_threshold, --propagate_share).
         triage: the triage rule (--near_margin, --near_weight, --cut_word_weight, --part_weight, ...).
+        allow_unverified: run a model that records no fingerprint or self-test answers (refused otherwise); the
+            run record of --out says so.
+        out_format: write documents (.docx, .hwpx, .pdf) as text, docx or hwpx; default: each in its own format,
+            a PDF as text (docs/formats.md). Text and JSONL inputs stay text.
     """
     try:
-        listing = list_inputs(inputs)
+        listing = list_inputs(inputs, TEXT_SUFFIXES + JSONL_SUFFIXES + DOCUMENT_SUFFIXES)
+        if out_format not in (None, *OUT_FORMATS):
+            raise InputError(f"--out_format {out_format}: choose one of {', '.join(OUT_FORMATS)}")
+        rename = partial(output_name, out_format=out_format)
+        changed = next((f for f in listing.files if rename(f.relative) != f.relative), None)
+        if in_place and changed is not None:
+            raise InputError(f"--in_place writes each document over itself in its own format, but {changed.path} "
+                             f"would be written as {rename(changed.path.name)}: give --out")  # fmt: skip
         out_dir, spans_path = Path(out) if out else None, Path(spans) if spans else None
         if (mapping is None) != (key_file is None):
             raise InputError("--mapping and --key_file go together")
-        plan = OutputPlan("thunder deid", Layout.MIRROR, out_dir, listing, mirror_slots(listing), in_place=in_place,
-                          spans=spans_path, with_span_text=not no_span_text)  # fmt: skip
+        plan = OutputPlan("thunder deid", Layout.MIRROR, out_dir, listing, mirror_slots(listing, rename),
+                          in_place=in_place, spans=spans_path, with_span_text=not no_span_text)  # fmt: skip
         plan.check({"--spans": spans_path, "--mapping": Path(mapping) if mapping else None,
                     "--key_file": Path(key_file) if key_file else None,
                     "--review_queue": Path(review_queue) if review_queue else None})  # fmt: skip
     except InputError as error:
         raise SystemExit(f"thunder deid: error: {error}") from None
-    deidentifier = pipeline.build(policy)
+    from thunder.model.integrity import unverified_allowed  # torch: not for --help
+
+    with unverified_allowed(allow_unverified):
+        deidentifier = pipeline.build(policy)
     deidentifier.progress = plan.model_progress
     model = Triage(deidentifier, triage) if review_queue is not None else deidentifier
     if note := deidentifier.coverage():
         print(f"thunder deid: {note}", file=sys.stderr)
-    settings = run_settings(pipeline, deidentifier, layout=Layout.MIRROR.value, spans=_absolute(spans_path),
-                            span_text=not no_span_text, mapping=_absolute(mapping))  # fmt: skip
+    settings = run_settings(pipeline, deidentifier, allow_unverified, layout=Layout.MIRROR.value, spans=_absolute(spans_path),
+                            span_text=not no_span_text, mapping=_absolute(mapping),
+                            **({"out_format": out_format} if out_format else {}))  # fmt: skip
     restore = catch_signals()  # Ctrl-C and SIGTERM: KeyboardInterrupt, finished documents stay written
     writer = queue = None
     try:
@@ -141,8 +177,10 @@ def deid_command(
             done = {(slot.name, slot.doc) for slot in plan.slots if plan.is_done(slot)}
             queue = ReviewQueue(review_queue, keep=lambda r: (r.get("file"), str(r.get("id"))) in done)
         plan.save_record()
+        if listing.stdin and sys.stdin is not None and sys.stdin.isatty():  # a terminal would wait without a word
+            print("thunder deid: reading standard input, Ctrl-D to end", file=sys.stderr, flush=True)
         for batch in _batches(read_documents(listing), plan, pipeline.batch_size):
-            _process(model, batch, plan, writer, queue)
+            _process(model, batch, plan, writer, queue, out_format)
     except InputError as error:
         raise SystemExit(f"thunder deid: error: {error}") from None
     except OSError as error:  # a full or read-only disk: the documents written stay, the same command resumes
@@ -158,12 +196,21 @@ def deid_command(
         restore()
         if writer is not None:
             writer.close()
-        if queue is not None:
-            queue.close()
         plan.close()
+        if queue is not None:
+            _write_queue(queue)
     plan.report(summary=bool(plan.counts.failed or out_dir is not None))
     if plan.counts.failed:
         raise SystemExit(1)
+
+
+def _write_queue(queue: ReviewQueue) -> None:
+    """Write the review queue; a full disk is one line (its journal stays, so the same command writes it)."""
+    try:
+        queue.close()
+    except OSError as error:
+        raise SystemExit(f"thunder deid: error: {error.strerror or error}: {queue.path}; the review queue was not "
+                         "written; run the same command again to write it") from None
 
 
 def _absolute(path: str | Path | None) -> str | None:

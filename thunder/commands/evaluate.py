@@ -10,20 +10,18 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import thunder
 from thunder.commands.data import config_data_section
-from thunder.data import Recipe
 from thunder.deid.pipeline import PipelineOptions
 from thunder.deid.policy import PublicationPolicy
 from thunder.deid.triage import TriageRule
-from thunder.evaluation.evaluate import evaluate
-from thunder.evaluation.gold import load_documents, read_gold
 from thunder.evaluation.report import EvaluationReport
-from thunder.language.release_tokenizer import load_tokenizer
-from thunder.model.loader import Artefact
 from thunder.synthesis.synthesizer import SynthesizedDocument
+
+if TYPE_CHECKING:
+    from thunder.data import Recipe
 
 
 @dataclass
@@ -65,6 +63,9 @@ class RecipeOptions:
     def recipe(self, model: str | None, verify: str | None = None) -> tuple[Recipe, str]:
         """The recipe these options give with ``model``'s stored one (read once its signature verifies with
         ``verify``, when given), its paths found; and where it comes from."""
+        from thunder.data import Recipe  # Lightning and torch: imported here, not for --help
+        from thunder.model.loader import Artefact
+
         if self.config is not None:
             init_args = config_data_section(self.config).get("init_args") or {}
             base, source = Recipe.from_dict(init_args), self.config
@@ -108,6 +109,7 @@ def evaluate_command(
     context: int = 30,
     name: str | None = None,
     triage: TriageRule = TriageRule(),
+    allow_unverified: bool = False,
 ) -> EvaluationReport | dict[str, EvaluationReport]:
     """Score a de-identification model (or the recognizers alone) on documents with gold spans.
 
@@ -134,9 +136,11 @@ def evaluate_command(
         name: system name in the tables (default: the model path, or "recognizers").
         triage: the triage rule (--near_margin, --near_weight, --near_power, --cut_word_weight, --part_weight, ...;
             see thunder.deid.triage), as ``thunder deid --review_queue`` applies it.
+        allow_unverified: evaluate a model that records no fingerprint or self-test answers (refused otherwise);
+            the report says so.
     """
     if (pipeline.model is None) == (not recognizers_only):
-        raise ValueError("give exactly one of --model DIR_OR_CKPT and --recognizers_only true")
+        raise ValueError("give exactly one of --model DIR_OR_CKPT and --recognizers_only")
     if mentions not in ("seen", "unseen", "both"):
         raise ValueError(f"--mentions must be seen, unseen or both, got {mentions!r}")
     settings, source = recipe.recipe(pipeline.model, pipeline.verify)
@@ -145,7 +149,13 @@ def evaluate_command(
                          " (--mention_holdout, the training data module's, e.g. 0.1)")  # fmt: skip
     if pipeline.model is None and pipeline.taxonomy is None:  # the recognizers look labels up in the recipe's
         pipeline = dataclasses.replace(pipeline, taxonomy=settings.taxonomy)
-    deidentifier = pipeline.build(policy)
+    from thunder.evaluation.evaluate import evaluate  # torch, Lightning: not for --help
+    from thunder.evaluation.gold import load_documents, read_gold
+    from thunder.language.release_tokenizer import load_tokenizer
+    from thunder.model.integrity import unverified_allowed
+
+    with unverified_allowed(allow_unverified):
+        deidentifier = pipeline.build(policy)
     gold = recipe.data is not None and Path(recipe.data).is_file()
     if gold and split is not None:
         raise ValueError(f"--split applies to a directory of annotated judgments, not to {recipe.data}")
@@ -168,6 +178,7 @@ def evaluate_command(
         "system": system,
         "model": model,
         "recognizers_only": recognizers_only,
+        "unverified": allow_unverified and model is not None,
         "pipeline": dataclasses.asdict(pipeline),
         "data": recipe.data if gold else settings.corpus,
         "recipe": settings.to_dict(),

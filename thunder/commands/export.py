@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from thunder.model.export import export_checkpoint
+import shutil
 
 
 def export_command(
@@ -12,6 +12,7 @@ def export_command(
     onnx: str | None = None,
     sign: str | None = None,
     verify: str | None = None,
+    allow_unverified: bool = False,
 ) -> None:
     """Convert a Thunder checkpoint to a Hugging Face model directory (model, tokenizer, thunder.json).
 
@@ -28,25 +29,40 @@ def export_command(
             the export wherever a byte of it changed.
         verify: refuse the checkpoint unless its signature verifies with this public key (PEM; CHECKPOINT.sig
             beside a file, model.sig inside a directory), checked before it is read.
+        allow_unverified: export a model that records no fingerprint or self-test answers (stripped, or written by
+            an older Thunder); the export says it is unverified, and every command refuses it without this option.
+            Never signed. A model that finds none of the self-test identifiers is never exported.
     """
     from thunder.model.inference import PRECISIONS
 
     if onnx is not None and onnx not in PRECISIONS:
         raise ValueError(f"--onnx must be one of {', '.join(PRECISIONS)}, got {onnx!r}")
     from thunder.model import integrity, signing
+    from thunder.model.export import export_checkpoint
     from thunder.model.loader import Artefact
 
     if sign is not None:  # a key that cannot sign is refused before anything is written
+        if allow_unverified:
+            raise ValueError("--sign signs verified models only: drop --allow_unverified")
         signing.check_private_key(sign)
-    path = export_checkpoint(checkpoint, out, tokenizer, verify=verify)
+    with integrity.unverified_allowed(allow_unverified):
+        path = export_checkpoint(checkpoint, out, tokenizer, verify=verify)
     print(f"exported {checkpoint} to {path}")
-    answers = Artefact.open(path).info().get("self_test")
-    if answers is not None:
-        print(f"the model {integrity.detection_note(answers)}")
+    info = Artefact.open(path).info()
+    if info.get("self_test") is not None:
+        print(f"the model {integrity.detection_note(info['self_test'])}")
+    if info.get("unverified"):
+        print(f"the export is UNVERIFIED ({info['unverified']}): commands run it only with --allow_unverified")
     if onnx is not None:
         from thunder.model.export import write_onnx
 
         graph = write_onnx(path, onnx)
         print(f"wrote the ONNX graph {graph} ({onnx})")
     if sign is not None:  # last: the signature covers every file, thunder.json and the ONNX graph included
+        if info.get("self_test") is not None:
+            try:
+                integrity.check_detection(info["self_test"], path)  # a switched-off model is never signed
+            except integrity.IntegrityError:
+                shutil.rmtree(path)  # nothing left that looks finished
+                raise
         print(f"signed {path}: {signing.sign(path, sign)}")

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from thunder.model.export import check_new_directory, write_export
-from thunder.model.loader import check_fit, check_weight_files
-from thunder.model.release import load_release
 from thunder.taxonomy import Taxonomy
 
 
@@ -30,6 +27,10 @@ def import_command(
         protected: words to keep as one added token each, like the release's protected words (their embeddings
             start at the mean embedding); default none.
     """
+    from thunder.model.export import check_new_directory, write_export  # torch and transformers: not for --help
+    from thunder.model.loader import check_fit, check_weight_files
+    from thunder.model.release import load_release
+
     base = Taxonomy.load(taxonomy, alias_files or ())
     check_new_directory(out)
     check_weight_files(model)

@@ -3,8 +3,10 @@
 A parameter named ``inputs`` is positional (``thunder deid --model M a.txt b/``); a parameter typed with a dataclass
 (an option group shared by several commands: ``PipelineOptions``, ``PublicationPolicy``, ``TriageRule``) gives its
 fields as top-level options; all others are options. Every boolean option is a switch: ``--in_place`` alone is true,
-``--no_keep_regions`` (or ``--no-keep-regions``) false, ``--overwrite true|false`` is accepted too; ``--vocab-size``
-is read as ``--vocab_size`` (the spelling ``--help`` prints).
+``--no_keep_regions`` (or ``--no-keep-regions``) false, ``--overwrite true|false`` is accepted too; a boolean that
+also takes a value (``legal_text: bool | list[str]``) is a switch as well, and still takes its value
+(``--legal_text '[가상자산법]'``, ``--genre_words words.txt``: one that takes a text reads the next word that is no
+option as its value); ``--vocab-size`` is read as ``--vocab_size`` (the spelling ``--help`` prints).
 
 ``--help`` prints the common options of a command, grouped (what it reads and writes, then each option group); a
 group's ``ADVANCED`` fields, and every field of a group whose ``GROUP`` title starts with ``advanced``, are named on one
@@ -28,6 +30,7 @@ from jsonargparse import ArgumentError, ArgumentParser
 _ROLE = re.compile(r":(?:mod|data|func|class|meth|attr):`~?([^`]+)`")
 _LITERAL = re.compile(r"``([^`]+)``")
 _TRUE_FALSE = {"true", "false", "yes", "no", "1", "0"}
+_ABBREVIATION = re.compile(r"\b(?:e\.g|i\.e)$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,12 +52,30 @@ def plain(text: str) -> str:
 
 
 def _docs(owner: Any) -> tuple[str, dict[str, str]]:
-    """The description and the per-parameter texts of a function's or a dataclass's Google-style docstring."""
+    """The description (the whole first paragraph) and the per-parameter texts of a function's or a dataclass's
+    Google-style docstring."""
     from docstring_parser import parse
 
-    doc = parse(inspect.getdoc(owner) or "")
-    description = plain(doc.short_description or "")
-    return description, {p.arg_name: plain(p.description or "") for p in doc.params}
+    text = inspect.getdoc(owner) or ""
+    doc = parse(text)
+    return plain(text.split("\n\n")[0]), {p.arg_name: plain(p.description or "") for p in doc.params}
+
+
+def first_phrase(text: str) -> str:
+    """What a short help shows of an option's text: up to its first sentence's end or parenthesis outside any
+    brackets (the colon of ``{raw tag: label}`` and the dots of ``e.g.`` end nothing)."""
+    depth = 0
+    for position, char in enumerate(text):
+        if char in "([{":
+            if char == "(" and depth == 0 and text[position - 1 : position].isspace():
+                return text[: position - 1]
+            depth += 1
+        elif char in ")]}":
+            depth = max(depth - 1, 0)
+        elif (depth == 0 and char in ".;:" and text[position + 1 : position + 2].isspace()
+              and not _ABBREVIATION.search(text, 0, position)):  # fmt: skip
+            return text[:position]
+    return text
 
 
 def options(function: Callable) -> list[Option]:
@@ -79,11 +100,23 @@ def options(function: Callable) -> list[Option]:
 
 
 def _is_switch(hint: Any) -> bool:
-    return hint is bool
+    """Whether an option is a switch: a boolean, alone or with other kinds of value (``bool | list[str]``)."""
+    return bool in _kinds(hint)
 
 
-def _normalise(args: list[str], switches: set[str]) -> list[str]:
-    """``--vocab-size`` read as ``--vocab_size``; a switch alone is true, ``--no_<switch>`` false."""
+def _is_value(hint: Any, following: str | None) -> bool:
+    """Whether the word after switch ``hint`` is its value: true/false, or (where the switch takes one) a list
+    (``[...]``) or a text; anything else (another option, an input) leaves the switch alone, true."""
+    if following is None:
+        return False
+    kinds = _kinds(hint)
+    return (following.lower() in _TRUE_FALSE or (list in kinds and following.startswith("["))
+            or (str in kinds and not following.startswith("-")))  # fmt: skip
+
+
+def _normalise(args: list[str], switches: dict[str, Any]) -> list[str]:
+    """``--vocab-size`` read as ``--vocab_size``; a switch (``switches``: name -> annotation) alone is true,
+    ``--no_<switch>`` false."""
     result: list[str] = []
     for position, arg in enumerate(args):
         if not arg.startswith("--") or arg == "--":
@@ -96,7 +129,7 @@ def _normalise(args: list[str], switches: set[str]) -> list[str]:
             continue
         result.append(f"--{name}{equals}{value}")
         following = args[position + 1] if position + 1 < len(args) else None
-        if not equals and name in switches and (following is None or following.lower() not in _TRUE_FALSE):
+        if not equals and name in switches and not _is_value(switches[name], following):
             result.append("true")
     return result
 
@@ -116,7 +149,7 @@ def parse(function: Callable, args: list[str], prog: str) -> dict[str, Any]:
     for group in groups.values():
         parser.add_class_arguments(group, nested_key=None)
     every = options(function)
-    args = _normalise(args, {option.name for option in every if _is_switch(option.hint)})
+    args = _normalise(args, {option.name: option.hint for option in every if _is_switch(option.hint)})
     try:
         values = parser.parse_args(args).as_dict()
     except ArgumentError as error:
@@ -168,10 +201,12 @@ def _entry(option: Option, width: int, every: bool) -> list[str]:
     if option.name == "inputs":
         head = "  inputs ..."
     elif _is_switch(option.hint):
-        head = f"  --{option.name}" + (f" / --no_{option.name}" if option.default is True else "")
+        values = "|".join(_kind(kind) for kind in typing.get_args(option.hint) if kind not in (bool, type(None)))
+        head = f"  --{option.name}" + (f" [{values}]" if values else "")
+        head += f" / --no_{option.name}" if option.default is not False else ""
     else:
         head = f"  --{option.name} {_kind(option.hint)}"
-    text = option.doc if every else re.split(r"(?<=[.;:])\s|\s\(", option.doc, maxsplit=1)[0].rstrip(".;:")
+    text = option.doc if every else first_phrase(option.doc).rstrip(".;:")
     text = (text or option.name.replace("_", " ")) + _default(option)
     indent = 30
     if len(head) >= indent - 1:
@@ -185,7 +220,8 @@ def help_text(function: Callable, prog: str, every: bool = False) -> str:
     description, _ = _docs(function)
     found = options(function)
     takes_inputs = "inputs" in inspect.signature(function).parameters
-    lines = [f"usage: {prog} [options]{' [inputs ...]' if takes_inputs else ''}", "", description, ""]
+    usage = f"usage: {prog} [options]{' [inputs ...]' if takes_inputs else ''}"
+    lines = [usage, "", *textwrap.wrap(description, width), ""]
     hidden: list[str] = []
     for group in dict.fromkeys(option.group for option in found):
         members = [o for o in found if o.group == group and (every or not o.advanced)]

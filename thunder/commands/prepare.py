@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import time
 
-from thunder.data.shards import PrepareOptions, prepare_corpus
-
 
 def prepare_command(
     input: list[str] | str,
@@ -31,6 +29,8 @@ def prepare_command(
         max_chars: longest text given to Mecab at once (documents are cut at line ends; no token is dropped).
         chunk_bytes: size of each shard file.
     """
+    from thunder.data.shards import PrepareOptions, prepare_corpus  # torch, LitData: not for --help
+
     options = PrepareOptions(tokenizer, max_chars=max_chars, text_field=text_field, val_fraction=val_fraction)
     start = time.perf_counter()
     inputs = [input] if isinstance(input, str) else list(input)

@@ -36,6 +36,9 @@ def reidentify_command(mapping: str, key_file: str, inputs: list[str] = [], out:
         if doc.error is not None:
             errors.append(f"{doc.where}: {doc.error}")
             continue
+        if doc.extracted is not None:  # its text would be written under the document's name
+            errors.append(f"{doc.where}: documents (DOCX, HWPX, PDF) are not restored yet; give the de-identified text")
+            continue
         try:
             original = reidentify(doc.text, store.find(doc.text, _doc_id(doc)))
         except MappingError as error:

@@ -27,6 +27,7 @@ def serve_command(
     request_timeout: float = 300.0,
     graceful_timeout: int = 30,
     triage: TriageRule = TriageRule(),
+    allow_unverified: bool = False,
 ) -> None:
     """Serve POST /v1/deid, /v1/deid/batch, /v1/apply, GET /health, /v1/labels, the API description (/docs,
     /openapi.json) and the review page at / until SIGINT/SIGTERM.
@@ -52,6 +53,7 @@ def serve_command(
             answered 503 two seconds before it ends).
         triage: the rule behind each answer's risk and possible misses (--near_margin, --cut_word_weight, ...;
             see thunder.deid.triage).
+        allow_unverified: serve a model that records no fingerprint or self-test answers (refused otherwise).
     """
     from thunder.deid.mapping import MappingKey
     from thunder.service.app import check_host, create_app, read_token, serve
@@ -71,7 +73,10 @@ def serve_command(
     token = read_token(token_file) if token_file is not None else None
     key = MappingKey.load_or_create(key_file) if key_file else None
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    deidentifier = pipeline.build(policy)
+    from thunder.model.integrity import unverified_allowed  # torch: not for --help
+
+    with unverified_allowed(allow_unverified):
+        deidentifier = pipeline.build(policy)
     if note := deidentifier.coverage():
         print(f"thunder serve: {note}; answers carry risk null", file=sys.stderr)
     app = create_app(deidentifier, max_request_bytes=max_request_bytes, max_documents=max_documents,

@@ -15,9 +15,10 @@ def train_command(
     """Train a Mecab-ko + BPE tokenizer and save it as a Hugging Face tokenizer directory.
 
     Args:
-        input: text (documents separated by blank lines), JSONL ({"text": ...} per line) or annotated judgment
-            files, or directories searched recursively for *.txt / *.jsonl / *.md (one path or a list: --input DIR,
-            --input '[A, B]' or --input+ A --input+ B). Read as a stream: memory does not grow with the corpus.
+        input: text, JSONL or annotated judgment files, or directories searched recursively for them: *.txt
+            (documents separated by blank lines), *.jsonl ({"text": ...} per line), *.md; one path or a list
+            (--input DIR, --input '[A, B]' or --input+ A --input+ B). Read as a stream: memory does not grow with
+            the corpus.
         out: output directory (tokenizer.json, tokenizer_config.json, thunder_tokenizer.json).
         vocab_size: vocabulary size including special tokens (the paper: 32000, or 128000 for the 1.5B model).
         min_frequency: minimum pair frequency for a BPE merge.

@@ -34,7 +34,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from thunder.documents.outputs import JsonlAppender
+from thunder.documents.outputs import JsonlAppender, write_atomic
 from thunder.language.particles import particle_length
 
 FORMAT, VERSION = "thunder-mapping", 1
@@ -112,16 +112,14 @@ class MappingKey:
 
     @classmethod
     def generate(cls, path: str | Path) -> "MappingKey":
-        """Write a new random key to ``path`` (mode 0600); refuses to overwrite an existing file."""
+        """Write a new random key to ``path`` (mode 0600), whole or not at all (a full disk leaves no key file);
+        refuses to overwrite an existing file."""
         path = Path(path)
         master = secrets.token_bytes(32)
-        path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            write_atomic(path, KEY_PREFIX + base64.urlsafe_b64encode(master).decode() + "\n", sync=True, exclusive=True)
         except FileExistsError:
             raise MappingError(f"{path}: exists already; not overwriting a key") from None
-        with os.fdopen(handle, "w", encoding="ascii") as stream:
-            stream.write(KEY_PREFIX + base64.urlsafe_b64encode(master).decode() + "\n")
         return cls.from_bytes(master, str(path))
 
     @classmethod
@@ -129,8 +127,9 @@ class MappingKey:
         """The key in ``path``, generated there first when the file does not exist."""
         if Path(path).exists():
             return cls.load(path)
+        key = cls.generate(path)
         log.warning("%s: created a new mapping key; keep it safe: without it the mapping cannot be read", path)
-        return cls.generate(path)
+        return key
 
     def lookup(self, output_text: str) -> str:
         """Keyed tag of a de-identified text (reveals nothing about it without the key)."""
@@ -227,6 +226,16 @@ def restoring_edits(original: str, output: str, spans: Sequence[Any]) -> list[tu
         edits = [(i1, i2, original[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
     if apply_edits(output, edits) != original:  # cannot happen for a valid diff; never write a wrong mapping
         raise RuntimeError("could not derive edits restoring the original text")
+    return edits
+
+
+def replacing_edits(original: str, output: str, spans: Sequence[Any]) -> list[tuple[int, int, str]]:
+    """The edits ``(start, end, replacement)``, in ``original`` offsets, that turn ``original`` into ``output`` (the
+    de-identified text): :func:`restoring_edits` turned around, each covering a replaced span and its particle."""
+    edits, shift = [], 0
+    for start, end, text in restoring_edits(original, output, spans):
+        edits.append((start + shift, start + shift + len(text), output[start:end]))
+        shift += len(text) - (end - start)
     return edits
 
 

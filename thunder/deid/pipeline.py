@@ -270,11 +270,18 @@ class Deidentifier:
             for o in official_names(text, self.policy.replaced_officials)
         ]
 
-    def apply(self, text: str, spans: Iterable[ScoredSpan], scores: Sequence[float] | None = None) -> DeidResult:
+    def apply(
+        self,
+        text: str,
+        spans: Iterable[ScoredSpan],
+        scores: Sequence[float] | None = None,
+        rejected: Sequence[tuple[int, int]] = (),
+    ) -> DeidResult:
         """Drop or trim the model's spans over protected text, group ``spans`` into entities, assign placeholders,
         apply the operator and fix particles. ``scores``: the model's ``1 - P(O)`` per character
         (:func:`~thunder.model.decoding.character_scores`), where a model span's text may spread by the policy's
-        :meth:`~thunder.deid.policy.PublicationPolicy.spreads_to` (``None``: no model output known).
+        :meth:`~thunder.deid.policy.PublicationPolicy.spreads_to` (``None``: no model output known). ``rejected``:
+        the ``[start, end)`` ranges a reviewer rejected: no text spreads into them, and they stay as written.
 
         Labels found in the taxonomy get its category and tier 1 (those of the taxonomy win over a recognizer's).
         """
@@ -300,6 +307,8 @@ class Deidentifier:
             return self.policy.spreads_to(entity_key(text[seed.start : seed.end]),
                                           max(scores[start:end]) if scores is not None else None)  # fmt: skip
 
+        kept_as_written = _Ranges(rejected)
+        occurrences = [(start, end, key) for start, end, key in occurrences if not kept_as_written.overlap(start, end)]
         spans = propagate(text, spans, seeds, occurrences, protected, evidence)
         if not spans:
             return DeidResult(text, ())
@@ -324,17 +333,20 @@ class Deidentifier:
                     if a >= end:
                         break
                     if a < b:
-                        hit.append((kind, i, a))
-                kind, i, a = hit[0]
-                origin = gap_starts[i] + start - a if kind == "gap" else None  # where a gap's text stood in ``text``
-                if (len(hit) == 1 and origin is not None and fixed[i] == gaps[i]
-                        and held_back(seeds[key], text, origin, origin + end - start, protected, evidence)):
-                    continue  # text a seed does not spread into (as in ``propagate``)
-                if any((kind, i) in touched for kind, i, _ in hit):
+                        hit.append((kind, i, a, b))
+                kind, i, _, b = hit[0]
+                # where a gap's text stood in ``text``, counted from the gap's end (a corrected particle opens it)
+                origin = gap_starts[i] + len(gaps[i]) - (b - start) if kind == "gap" else None
+                if len(hit) == 1 and origin is not None and (
+                    fixed[i] == gaps[i] and held_back(seeds[key], text, origin, origin + end - start, protected, evidence)
+                    or kept_as_written.overlap(origin, origin + end - start)
+                ):
+                    continue  # text a seed does not spread into (as in ``propagate``), or a reviewer kept
+                if any((kind, i) in touched for kind, i, *_ in hit):
                     continue  # seen again in the next pass
-                touched.update((kind, i) for kind, i, _ in hit)
-                corrected = [i for kind, i, _ in hit if kind == "gap" and fixed[i] != gaps[i]]
-                replaced = [i for kind, i, _ in hit if kind == "replacement" and set(replacements[i]) != {mask}]
+                touched.update((kind, i) for kind, i, *_ in hit)
+                corrected = [i for kind, i, *_ in hit if kind == "gap" and fixed[i] != gaps[i]]
+                replaced = [i for kind, i, *_ in hit if kind == "replacement" and set(replacements[i]) != {mask}]
                 if corrected:  # a particle correction recreated an entity's text: keep the original particle
                     for i in corrected:
                         fixed[i] = gaps[i]
@@ -348,7 +360,7 @@ class Deidentifier:
                 else:
                     raise RuntimeError(f"cannot remove {key!r} from the de-identified text")
             if added:
-                return self.apply(text, [*spans, *added], scores)
+                return self.apply(text, [*spans, *added], scores, rejected)
             if not touched:
                 break
         detected = tuple(
@@ -458,6 +470,20 @@ class PipelineOptions:
             raise ValueError("no --model and no recognizers: nothing would be replaced; give --model, or leave "
                              "--recognizers out for the built-in ones")  # fmt: skip
         return deidentifier
+
+
+class _Ranges:
+    """Disjoint-or-not ``[start, end)`` ranges, asked whether they cover a stretch of text."""
+
+    def __init__(self, ranges: Iterable[tuple[int, int]]) -> None:
+        self.ranges = sorted((start, end) for start, end in ranges if end > start)
+        self.starts = [start for start, _ in self.ranges]
+        self.reach = list(itertools.accumulate((end for _, end in self.ranges), max))  # furthest end so far
+
+    def overlap(self, start: int, end: int) -> bool:
+        """Whether ``[start, end)`` overlaps one of the ranges."""
+        i = bisect.bisect_left(self.starts, end)  # ranges 0..i-1 start before ``end``
+        return i > 0 and self.reach[i - 1] > start
 
 
 @lru_cache(maxsize=1)

@@ -18,20 +18,37 @@ from typing import Callable, Collection, Hashable, TextIO
 _TEMP_MARK = ".thunder-"
 
 
-def write_atomic(path: Path, text: str | bytes, mode: int | None = None) -> None:
-    """Write ``text`` (UTF-8) to ``path`` through a temporary file in the same directory and ``os.replace``; the
-    file is readable by its owner only (0600) unless ``mode`` is given (a file written over keeps its own)."""
+def write_atomic(path: Path, text: str | bytes, like: os.stat_result | None = None, *, sync: bool = False,
+                 exclusive: bool = False) -> None:  # fmt: skip
+    """Write ``text`` (UTF-8) to ``path`` whole or not at all: through a temporary file in the same directory and
+    ``os.replace`` (``exclusive``: a hard link instead, so an existing ``path`` is never replaced but refused with
+    ``FileExistsError``). The file is readable by its owner only (0600) unless ``like`` is given: the file written
+    over, whose owner and mode it keeps. ``sync``: the file and its directory entry are on disk when this returns."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}{_TEMP_MARK}", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(text.encode("utf-8") if isinstance(text, str) else text)
-            if mode is not None:
-                os.fchmod(stream.fileno(), mode)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+            if like is not None:
+                os.fchown(stream.fileno(), like.st_uid, like.st_gid)  # first: a change of owner clears set-id bits
+                os.fchmod(stream.fileno(), like.st_mode & 0o7777)
+            if sync:
+                stream.flush()
+                os.fsync(stream.fileno())
+        if exclusive:
+            os.link(temp, path)
+        else:
+            os.replace(temp, path)
+    except OSError as error:  # named by the file it was for, not the temporary one (a full disk: no name at all)
+        raise OSError(error.errno, error.strerror or str(error), str(path)) from None
+    finally:
+        Path(temp).unlink(missing_ok=True)  # gone already unless the file was linked, or not written
+    if sync:
+        directory = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
 
 
 def remove_temporary_files(directory: Path) -> int:

@@ -2,7 +2,7 @@
 
 Two formats, told apart per record (offsets count code points, spans are ``[start, end)``):
 
-* the review page's download (``reviewed-spans.jsonl``, also ``thunder evaluate``'s gold format): one document per
+* the review page's download (``NAME.reviewed.jsonl``, also ``thunder evaluate``'s gold format): one document per
   line, ``{"id", "text", "spans": [[start, end, label], ...], "rejected": [...]}``; rejected spans are text; a span
   may carry a fourth element, its entity (gold files); a record without ``spans`` has no identifiers;
 * a ``thunder deid --spans`` file after correction: one span per line, ``{"doc", "file", "start", "end", "text",

@@ -2,9 +2,11 @@
 
 ``thunder deid``, ``thunder predict`` and ``thunder tokenizer train`` read their inputs through :func:`list_inputs`
 and :func:`read_documents`. A directory is searched recursively for text files (``.txt``, ``.md``) and JSONL files
-(``.jsonl``; one ``{"id", "text"}`` record per line), extensions compared case-insensitively; other files are
-reported as skipped. Every input file gets a relative path under the common ancestor of the inputs, so that two
-inputs ``a/x.txt`` and ``b/x.txt`` can never be written to the same output.
+(``.jsonl``; one ``{"id", "text"}`` record per line), and, where the command asks (``DOCUMENT_SUFFIXES``), for
+documents (``.docx``, ``.hwpx``, ``.pdf``; :mod:`thunder.documents.formats` reads them, the text with its location
+map), extensions compared case-insensitively; other files are reported as skipped. Every input file gets a relative
+path under the common ancestor of the inputs, so that two inputs ``a/x.txt`` and ``b/x.txt`` can never be written to
+the same output.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Sequence
+
+from thunder.documents.formats import SUFFIXES as DOCUMENT_SUFFIXES
+from thunder.documents.formats import Extracted, FormatError, read_document
 
 TEXT_SUFFIXES = (".txt", ".md")
 JSONL_SUFFIXES = (".jsonl",)
@@ -55,6 +60,7 @@ class Document:
     file: InputFile | None  # None: stdin
     line: int | None = None  # JSONL line
     error: str | None = None
+    extracted: Extracted | None = None  # a document file (DOCX, HWPX, PDF): its text's location map
 
     @property
     def where(self) -> str:
@@ -197,9 +203,12 @@ def read_documents(listing: Listing) -> Iterator[Document]:
         try:
             if file.jsonl:
                 yield from read_jsonl(file)
+            elif suffix_of(file.path) in DOCUMENT_SUFFIXES:
+                extracted = read_document(file.path)
+                yield Document(str(file.path), extracted.text, file, extracted=extracted)
             else:
                 yield Document(str(file.path), read_text(file.path), file)
-        except InputError as error:
+        except (InputError, FormatError) as error:
             yield Document(str(file.path), "", file, error=str(error).removeprefix(f"{file.path}: "))
         except OSError as error:
             yield Document(str(file.path), "", file, error=f"cannot read ({error.strerror or error})")

@@ -30,7 +30,7 @@ only the ``--split`` that training held out), filled once as the data module fil
 ``{"text": ..., "spans": [[start, end, label], ...], "id": ...}``. The report and its tables:
 :mod:`thunder.evaluation.report`. Examples::
 
-    thunder evaluate --recognizers_only true                # the no-model baseline on the packaged demo corpus
+    thunder evaluate --recognizers_only                     # the no-model baseline on the packaged demo corpus
     thunder evaluate --model runs/small/finetune/checkpoints/last.ckpt --split test --mentions both   # its recipe
     thunder evaluate --model runs/export --config configs/small.yaml --split test     # a config's recipe
 """

@@ -22,8 +22,9 @@ _WORDS = ("sky", "blue", "happy", "star", "moon", "love", "angel", "king", "drea
 class UserId(PatternRecognizer):
     """An account name right after the word that names it (``아이디``, ``계정``, ``ID``, ``닉네임``, ``대화명``; a colon, a
     particle and an opening quote may stand between): Latin letters and digits joined by ``. _ -``, at least three
-    characters with a letter (0.85: ``텔레그램 아이디 'raye.6'``, ``ID: kim_01``). An account name has no shape of its
-    own, so without such a word it is the model's to find; an e-mail address or URL is their recognizers'."""
+    characters with a letter (0.85: ``텔레그램 아이디 'raye.6'``, ``ID: kim_01``), a full stop after it ending the
+    sentence (``아이디 gildong77.``). An account name has no shape of its own, so without such a word it is the
+    model's to find; an e-mail address or URL is their recognizers'."""
 
     name = "user_id"
     identifier = NAME
@@ -31,7 +32,7 @@ class UserId(PatternRecognizer):
     pattern = re.compile(
         r"(?:아이디|계정명?|닉네임|대화명|(?<![A-Za-z])(?i:id))[ \t]*(?:[:：][ \t]*)?(?:은|는|이|가|을|를|인|으로|로)?"
         r"[ \t]*['\"‘’“”「『(\[]?[ \t]*"
-        r"(?P<id>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)(?![A-Za-z0-9._@-]|:/)"
+        r"(?P<id>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)(?![A-Za-z0-9@]|[._-][A-Za-z0-9]|:/)"
     )
 
     def score(self, match: re.Match, text: str) -> float:

@@ -44,7 +44,6 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-from transformers import PreTrainedTokenizerFast
 
 from thunder.language.morphemes import (
     PIECE_RULE,
@@ -56,8 +55,9 @@ from thunder.language.morphemes import (
     split_pieces,
 )
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # transformers is imported where a tokenizer is built: the commands' --help loads without it
     import torch
+    from transformers import PreTrainedTokenizerFast
 
 
 SPECIAL_TOKENS = ("[PAD]", "[CLS]", "[SEP]", "[UNK]", "[MASK]")
@@ -228,6 +228,8 @@ class ThunderTokenizer:
             pair="[CLS] $A [SEP] $B [SEP]",
             special_tokens=[(token, backend.token_to_id(token)) for token in ("[CLS]", "[SEP]")],
         )
+        from transformers import PreTrainedTokenizerFast
+
         hf = PreTrainedTokenizerFast(
             tokenizer_object=backend,
             pad_token="[PAD]",
@@ -266,6 +268,8 @@ class ThunderTokenizer:
             raise ValueError(f"{path / THUNDER_CONFIG}: format {info.get('format')!r}, expected {cls.format!r} (load"
                              " either format with thunder.language.release_tokenizer.load_tokenizer)")  # fmt: skip
         check_mecab_versions(path, info.get("mecab", {}))
+        from transformers import PreTrainedTokenizerFast
+
         return cls._from_saved(PreTrainedTokenizerFast.from_pretrained(str(path)), info)
 
     @classmethod

@@ -60,7 +60,10 @@ def export_checkpoint(
 
     ``tokenizer`` is needed only when the checkpoint stores none; one that differs from the stored one is refused.
     ``verify``: a PEM public key the checkpoint's signature must verify with before it is read
-    (:meth:`~thunder.model.loader.Artefact.open`).
+    (:meth:`~thunder.model.loader.Artefact.open`). A classifier that cannot be verified (no fingerprint or self-test
+    recorded) is refused unless :func:`~thunder.model.integrity.unverified_allowed`, and then its export records
+    that it is unverified (``thunder.json``: ``unverified``, covered by its fingerprint), and only where it finds some
+    of the self-test's identifiers (:func:`~thunder.model.integrity.check_detection`).
     """
     out = check_new_directory(out)
     if verify is not None:
@@ -75,12 +78,22 @@ def export_checkpoint(
     else:
         raise ArtefactError(f"{checkpoint} stores no tokenizer (trained without one?): pass --tokenizer DIR")
     label_set = label_set_from_dict(entry["label_set"]) if "label_set" in entry else None
-    check_fit(model.config, tok, entry.get("tokenizer_fingerprint"), label_set, checkpoint)
-    if label_set is not None and Path(checkpoint).is_file():  # what it exports is what was written (not sharded)
+    check_fit(model.config, tok, entry.get("tokenizer_fingerprint"), label_set, checkpoint,
+              stored_inside=tokenizer is None)  # fmt: skip
+    if label_set is not None:
         point = OperatingPoint.from_dict(entry.get("operating_point"))
-        integrity.verify(model_state(data), TorchRuntime(model), tok, point, (entry["label_set"],
-                         entry.get("tokenizer_fingerprint")), entry, integrity.SCORE_TOLERANCE, checkpoint)  # fmt: skip
+        if Path(checkpoint).is_file():  # what it exports is what was written (not sharded)
+            answers = integrity.verify(model_state(data), TorchRuntime(model), tok, point, (entry["label_set"],
+                                       entry.get("tokenizer_fingerprint")), entry, integrity.SCORE_TOLERANCE,
+                                       checkpoint)  # fmt: skip
+        else:
+            answers = integrity.self_test(TorchRuntime(model.float().eval()), tok, point)
     info: dict[str, Any] = {key: entry[key] for key in ("operating_point", "windows") if key in entry}
+    stored_print = entry.get("tokenizer_fingerprint") or {}
+    if label_set is not None and (entry.get("unverified") or entry.get("fingerprint") is None or entry.get("self_test")
+                                  is None or (tokenizer is not None and "pipeline" not in stored_print)):  # fmt: skip
+        integrity.check_detection(answers, checkpoint)  # a switched-off model is never given a fresh fingerprint
+        info["unverified"] = entry.get("unverified") or f"{Path(checkpoint).name}, exported with --allow_unverified"
     recipe = checkpoint_recipe(data)
     if recipe:
         info["recipe"] = recipe
@@ -100,7 +113,7 @@ def write_export(
         model = model.float().eval()  # as it is loaded again
         description |= integrity.record(model.state_dict(), TorchRuntime(model), tokenizer, point,
                                         description["label_set"], description["tokenizer"],
-                                        info.get("windows"))  # fmt: skip
+                                        info.get("windows"), info.get("unverified"))  # fmt: skip
     model.save_pretrained(out, safe_serialization=True)
     tokenizer.save_pretrained(out)
     text = json.dumps({**description, **info}, ensure_ascii=False, indent=2) + "\n"

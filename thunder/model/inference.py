@@ -23,17 +23,18 @@ window of a batch alone (see :meth:`OnnxRuntime.__call__`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
-
-import torch
-from torch import Tensor
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from thunder.model.decoding import OperatingPoint, TokenPredictions, entity_tags, merge_windows
 
 PRECISIONS = {"fp32": "model.onnx", "int8": "model.int8.onnx"}  # precision -> file name in the export directory
 RUNTIMES = ("auto", "torch", "onnx")
 PROBE_TOLERANCE = {"fp32": 1e-4, "int8": 0.1}  # largest |probability difference| to the safetensors model
-Runtime = Callable[[Mapping[str, Tensor]], Tensor]  # {input_ids, attention_mask} (B, T) -> probabilities (B, T, tags)
+
+if TYPE_CHECKING:  # torch is imported where a model runs: the pipeline's options (and --help) load without it
+    from torch import Tensor
+# {input_ids, attention_mask} (B, T) -> probabilities (B, T, tags)
+Runtime = Callable[[Mapping[str, "Tensor"]], "Tensor"]
 
 
 def check_device(device: str | None) -> None:
@@ -41,6 +42,8 @@ def check_device(device: str | None) -> None:
     GPU or a CUDA build of torch, a GPU index past the last one, the data-less ``meta`` device."""
     if device is None:
         return
+    import torch
+
     try:
         parsed = torch.device(device)
         if parsed.type == "meta":
@@ -117,6 +120,8 @@ class TorchRuntime:
         self.takes_batch = isinstance(model, LightningModule)  # TokenClassifier.forward(batch)
 
     def __call__(self, batch: Mapping[str, Tensor]) -> Tensor:
+        import torch
+
         device = next(self.model.parameters()).device
         batch = {key: value.to(device) for key, value in batch.items()}
         with torch.inference_mode():
@@ -131,6 +136,7 @@ class OnnxRuntime:
 
     def __init__(self, path: str | Path, precision: str = "fp32", threads: int | None = None) -> None:
         import onnxruntime
+        import torch
 
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads or torch.get_num_threads()
@@ -143,6 +149,8 @@ class OnnxRuntime:
     def __call__(self, batch: Mapping[str, Tensor]) -> Tensor:
         """Each window runs alone, unpadded: int8 activations are quantized with one scale per tensor, so in a
         batch a window's probabilities would depend on the other windows (and on CPU batches are slower anyway)."""
+        import torch
+
         input_ids, attention_mask = batch["input_ids"].cpu(), batch["attention_mask"].cpu()
         rows = []
         for ids, mask in zip(input_ids, attention_mask):
@@ -156,6 +164,8 @@ class OnnxRuntime:
 def probe_batch(vocab_size: int, length: int = 48) -> dict[str, Tensor]:
     """A fixed two-window batch (the second one padded) spread over the vocabulary: the graph and the weights must
     agree on it."""
+    import torch
+
     ids = torch.arange(length) * 7919 % (vocab_size - 5) + 5  # past the special tokens
     input_ids = torch.stack([ids, ids.flip(0)])
     input_ids[:, 0], input_ids[:, -1] = 1, 2  # [CLS] ... [SEP]

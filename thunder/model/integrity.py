@@ -10,9 +10,11 @@
   to match edited weights is still refused when it answers otherwise. ``thunder export`` says how many of the
   sentences' identifiers the model finds (:func:`detection_note`): a model switched off finds none.
 
-An artefact written before these were recorded loads with a warning; a signature (:mod:`thunder.model.signing`:
-``thunder export --sign``, ``--verify``) is what protects against someone who rewrites the fingerprint and the
-answers too.
+A model that records no fingerprint or no self-test answers (stripped, or written by an older Thunder), or an export
+written from such a model, is refused unless the caller allows unverified models (:func:`unverified_allowed`:
+``--allow_unverified``; then it runs with a warning, and runs record it). ``thunder export`` refuses a model that finds
+none of the self-test identifiers (:func:`check_detection`): a switched-off model is never given a fresh fingerprint. A signature (:mod:`thunder.model.signing`: ``thunder export --sign``, ``--verify``) is what
+protects against someone who rewrites the fingerprint and the answers too.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from __future__ import annotations
 import hashlib
 import json
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -34,10 +38,31 @@ from thunder.model.inference import Runtime, predict_windows
 SELF_TEST_FORMAT = "thunder-self-test/1"
 SCORE_TOLERANCE = 0.02  # largest score difference between the recorded and the found answers (GPU TF32 vs CPU)
 MAX_LENGTH = 128
+MIN_FOUND = 1  # the self-test identifiers a model must find to be exported (one on another domain's taxonomy)
+_UNVERIFIED_ALLOWED: ContextVar[bool] = ContextVar("unverified_allowed", default=False)
 
 
 class IntegrityError(ValueError):
     """A model whose weights, operating point or answers are not those it was written with."""
+
+
+@contextmanager
+def unverified_allowed(allow: bool = True) -> Iterator[None]:
+    """Within the block (``allow``), a model that cannot be verified loads with a warning instead of being refused
+    (``--allow_unverified``)."""
+    token = _UNVERIFIED_ALLOWED.set(allow or _UNVERIFIED_ALLOWED.get())
+    try:
+        yield
+    finally:
+        _UNVERIFIED_ALLOWED.reset(token)
+
+
+def unverified(source: Any, what: str) -> None:
+    """Refuse a model that cannot be verified (``what``: why), or warn when unverified models are allowed."""
+    if not _UNVERIFIED_ALLOWED.get():
+        raise IntegrityError(f"{source}: {what}, so it cannot be checked to be the model it claims; refusing it "
+                             "(export it again from its checkpoint, or give --allow_unverified)")  # fmt: skip
+    warnings.warn(f"{source}: {what}; running it UNVERIFIED (--allow_unverified)", stacklevel=3)
 
 
 def check_finite(state: Mapping[str, Tensor], source: Any) -> None:
@@ -53,10 +78,11 @@ def fingerprint(
     label_set: Mapping[str, Any] | None,
     tokenizer: Mapping[str, Any] | None,
     windows: Mapping[str, Any] | None = None,
+    unverified_source: str | None = None,
 ) -> str | None:
-    """The SHA-256 over the weights in name order and the other parts as canonical JSON (``windows`` only when the
-    model stores them, so models written before keep theirs); None for sharded weights (a training run's local
-    shards: the export computes it)."""
+    """The SHA-256 over the weights in name order and the other parts as canonical JSON (``windows`` and
+    ``unverified_source`` only when the model stores them, so models written before keep theirs); None for sharded
+    weights (a training run's local shards: the export computes it)."""
     digest = hashlib.sha256()
     for name in sorted(state):
         tensor = state[name]
@@ -68,6 +94,8 @@ def fingerprint(
     parts = {"operating_point": operating_point, "label_set": label_set, "tokenizer": tokenizer}
     if windows is not None:
         parts["windows"] = windows
+    if unverified_source is not None:
+        parts["unverified"] = unverified_source
     digest.update(json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode())
     return digest.hexdigest()
 
@@ -75,8 +103,7 @@ def fingerprint(
 def check_fingerprint(stored: str | None, found: str | None, source: Any) -> None:
     """Refuse an artefact whose parts are not the ones it was written with; warn when it records no fingerprint."""
     if stored is None:
-        warnings.warn(f"{source}: no fingerprint recorded (written by an older Thunder): its weights and operating "
-                      "point cannot be checked; export it again to record one", stacklevel=3)  # fmt: skip
+        unverified(source, "no fingerprint recorded (stripped, or written by an older Thunder)")
         return
     if found is not None and stored != found:
         raise IntegrityError(f"{source}: the weights, operating point, label set or tokenizer are not the ones the "
@@ -110,8 +137,7 @@ def check_self_test(recorded: Mapping[str, Any] | None, found: Mapping[str, Any]
     than ``tolerance`` away, or another verdict (an identifier or not) where the recorded score is not within
     ``tolerance`` of the threshold."""
     if recorded is None:
-        warnings.warn(f"{source}: no self-test answers recorded (written by an older Thunder); export it again to "
-                      "record them", stacklevel=3)  # fmt: skip
+        unverified(source, "no self-test answers recorded (stripped, or written by an older Thunder)")
         return
     if recorded.get("format") != SELF_TEST_FORMAT or recorded.get("offsets") != found["offsets"]:
         raise IntegrityError(f"{source}: the recorded self-test is not this version's (or the tokenizer changed); "
@@ -152,6 +178,15 @@ def detection_note(answers: Mapping[str, Any]) -> str:
     return note + (f" (misses {missed[0]!r}: undertrained, or an operating point out of its range?)" if missed else "")
 
 
+def check_detection(answers: Mapping[str, Any], source: Any) -> None:
+    """Refuse a model that finds fewer than :data:`MIN_FOUND` of the self-test identifiers (switched off): it is not
+    exported or signed."""
+    total = sum(len(s["mentions"]) for s in sentences())
+    if total - len(missed_mentions(answers)) < MIN_FOUND:
+        raise IntegrityError(f"{source}: the model {detection_note(answers)} (switched off?); refusing to "
+                             "export it")  # fmt: skip
+
+
 def verify(
     state: Mapping[str, Tensor],
     runtime: Runtime,
@@ -164,10 +199,13 @@ def verify(
 ) -> dict[str, Any]:
     """Every check above for a model being loaded: finite weights, the fingerprint over ``state`` and ``parts``
     (label set, tokenizer fingerprint) and the stored windows against ``stored["fingerprint"]``, the self-test answers
-    against ``stored["self_test"]``; the answers found."""
+    against ``stored["self_test"]``; the answers found. An export written from an unverified model
+    (``stored["unverified"]``) is itself unverified."""
     check_finite(state, source)
+    if stored.get("unverified"):
+        unverified(source, f"exported from a model that was not verified ({stored['unverified']})")
     label_set, tokenizer_print = parts
-    found = fingerprint(state, point.to_dict(), label_set, tokenizer_print, stored.get("windows"))
+    found = fingerprint(state, point.to_dict(), label_set, tokenizer_print, stored.get("windows"), stored.get("unverified"))
     check_fingerprint(stored.get("fingerprint"), found, source)
     answers = self_test(runtime, tokenizer, point)
     check_self_test(stored.get("self_test"), answers, tolerance, source)
@@ -176,9 +214,9 @@ def verify(
 
 def record(state: Mapping[str, Tensor], runtime: Runtime, tokenizer: Any, point: OperatingPoint,
            label_set: Mapping[str, Any], tokenizer_print: Mapping[str, Any],
-           windows: Mapping[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+           windows: Mapping[str, Any] | None = None, unverified_source: str | None = None) -> dict[str, Any]:  # fmt: skip
     """What a checkpoint or export records: ``{"fingerprint", "self_test"}`` (nothing for sharded weights)."""
-    digest = fingerprint(state, point.to_dict(), label_set, tokenizer_print, windows)
+    digest = fingerprint(state, point.to_dict(), label_set, tokenizer_print, windows, unverified_source)
     if digest is None:
         return {}
     return {"fingerprint": digest, "self_test": self_test(runtime, tokenizer, point)}

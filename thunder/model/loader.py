@@ -25,12 +25,14 @@ import hashlib
 import json
 import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 import torch
+from safetensors import SafetensorError, safe_open
 from torch import Tensor
 from transformers import (
     AutoConfig,
@@ -39,9 +41,10 @@ from transformers import (
     PretrainedConfig,
     PreTrainedModel,
 )
+from transformers.utils import logging as hf_logging
 
 from thunder.language.release_tokenizer import load_tokenizer
-from thunder.language.tokenizer import Windows
+from thunder.language.tokenizer import THUNDER_CONFIG, Windows
 from thunder.model import integrity, signing
 from thunder.model.decoding import OperatingPoint
 from thunder.model.inference import (
@@ -172,7 +175,7 @@ class Artefact:
         label_set = label_set_from_dict(stored["label_set"], taxonomy)
         if model is not None:
             _check_head(model, self.path)
-        check_fit(config, tokenizer, stored_tokenizer, label_set, self.path)
+        check_fit(config, tokenizer, stored_tokenizer, label_set, self.path, stored_inside=self.format == "checkpoint")
         try:
             operating_point = OperatingPoint.from_dict(stored.get("operating_point"))
             windows = Windows.from_dict(stored.get("windows"))
@@ -199,7 +202,7 @@ class Artefact:
         if info.get("tokenizer") is None:
             raise ArtefactError(f"{self.path / EXPORT_FILE}: no tokenizer fingerprint (an export of an older Thunder?): "
                                 "export the checkpoint again")  # fmt: skip
-        return model, state, config, load_tokenizer(self.path), info["tokenizer"], info, self.path / EXPORT_FILE
+        return model, state, config, read_tokenizer(self.path), info["tokenizer"], info, self.path / EXPORT_FILE
 
     def _checkpoint_parts(self, weights: bool) -> tuple:
         data = read_checkpoint(self.path)
@@ -241,7 +244,9 @@ class Artefact:
 
     def pretrained(self) -> tuple[PretrainedConfig, dict[str, Tensor]]:
         """Config and weights to start from (``init_from``): a Thunder checkpoint (sharded ones included), an
-        export or another Hugging Face directory."""
+        export or another Hugging Face directory. A token classifier's are first verified (:meth:`classifier`)."""
+        if self.format in ("export", "checkpoint") and self.task == "token-classification":
+            self.classifier()
         if self.format in ("export", "huggingface", "release"):
             return AutoConfig.from_pretrained(self.path), read_hf_weights(self.path)
         checkpoint = read_checkpoint(self.path, allow_sharded=True)
@@ -256,12 +261,34 @@ def _export_config(path: Path) -> PretrainedConfig:
 
 
 def _export_model(path: Path, config: PretrainedConfig) -> PreTrainedModel:
-    """The export's token classifier; weights that do not fit ``config.json`` are one line, not transformers' report."""
+    """The export's token classifier (its weight files checked by :func:`check_weight_files`); weights that do not
+    fit ``config.json`` (another number of labels) are one line, not transformers' load report."""
     try:
-        model = AUTO_CLASSES["token-classification"].from_pretrained(path, config=config, use_safetensors=True)
-    except (RuntimeError, ValueError, OSError) as error:
+        with _quiet_transformers():
+            model, info = AUTO_CLASSES["token-classification"].from_pretrained(
+                path, config=config, use_safetensors=True, ignore_mismatched_sizes=True, output_loading_info=True)
+    except (RuntimeError, ValueError, OSError, SafetensorError) as error:
         raise ArtefactError(f"{path}: the weights do not fit config.json ({_first_line(error)})") from None
+    if info["mismatched_keys"]:
+        key, stored, expected = sorted(info["mismatched_keys"])[0]
+        raise ArtefactError(f"{path / 'config.json'}: does not fit the weights ({key}: {tuple(stored)} in the "
+                            f"weights, {tuple(expected)} by config.json, which names {config.num_labels} "
+                            "labels)")  # fmt: skip
+    if info["missing_keys"]:
+        missing = sorted(info["missing_keys"])[:5]
+        raise ArtefactError(f"{path}: weights missing for {missing} (not the model config.json describes)")
     return model.eval()
+
+
+@contextmanager
+def _quiet_transformers() -> Iterator[None]:
+    """Transformers' load report off (its warning, with colour codes: Thunder says what is wrong in one line)."""
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
 
 
 def _first_line(error: BaseException) -> str:
@@ -352,7 +379,8 @@ def check_weight_files(directory: str | Path) -> list[str]:
     """The weight files of a Hugging Face model directory that loading reads (``model.safetensors``,
     ``pytorch_model.bin`` and the shards their ``*.index.json`` weight maps name), each checked to be a plain file
     name of a file inside ``directory``, links resolved: a name like ``../outside.safetensors``, an absolute path
-    or a link out of the directory is an :class:`ArtefactError`."""
+    or a link out of the directory is an :class:`ArtefactError`, and so is a safetensors file whose header does not
+    cover it (cut off or damaged)."""
     directory = Path(directory)
     root = directory.resolve()
     named: dict[str, Path] = {}  # file name -> where it is named
@@ -368,6 +396,13 @@ def check_weight_files(directory: str | Path) -> list[str]:
             raise ArtefactError(f"{path} leads out of the model directory (to {path.resolve()}); refusing to load it")
         if not path.is_file():
             raise ArtefactError(f"{path}: weight file missing")
+        if name.endswith(".safetensors"):
+            try:
+                with safe_open(path, framework="pt"):
+                    pass
+            except (SafetensorError, OSError) as error:
+                raise ArtefactError(f"{path}: not a complete safetensors file, cut off or damaged "
+                                    f"({_first_line(error)})") from None  # fmt: skip
     return list(named)
 
 
@@ -477,15 +512,38 @@ def tokenizer_from_files(files: Mapping[str, bytes], source: str | Path = "check
     """The tokenizer stored in a checkpoint by :func:`tokenizer_files`."""
     with tempfile.TemporaryDirectory() as tmp:
         write_files(files, tmp, source)
-        return load_tokenizer(tmp)
+        return read_tokenizer(Path(tmp), source)
+
+
+def read_tokenizer(directory: Path, stored_in: str | Path | None = None) -> Any:
+    """The tokenizer saved in ``directory``; a missing or unreadable file is one :class:`ArtefactError` naming it
+    (``stored_in``: the checkpoint whose stored files the temporary ``directory`` holds)."""
+
+    def named(file: str) -> str:
+        return f"{stored_in} (its stored {file})" if stored_in else str(directory / file)
+
+    for file in ("tokenizer.json", THUNDER_CONFIG):
+        if not (directory / file).is_file():
+            raise ArtefactError(f"{named(file)}: missing, the model's tokenizer is incomplete")
+    try:
+        return load_tokenizer(directory)
+    except Exception as error:  # noqa: BLE001  (tokenizers raises a bare Exception for a file it cannot parse)
+        raise ArtefactError(f"{named('tokenizer.json')}: does not load as a tokenizer ({type(error).__name__}: "
+                            f"{_first_line(error)})") from None  # fmt: skip
 
 
 def tokenizer_fingerprint(tokenizer: Any) -> dict[str, Any]:
-    """Vocabulary size and a hash of the vocabulary in id order: two tokenizers agree iff these do."""
+    """Vocabulary size, a hash of the vocabulary in id order and (``pipeline``) a hash of the whole tokenizer as its
+    ``tokenizer.json`` describes it: normalizer, pre-tokenizer, model (vocabulary, merges), post-processor, decoder
+    and added tokens (not the truncation and padding a caller switches on): two tokenizers agree iff these do."""
     vocab = tokenizer.hf.get_vocab()
     ordered = sorted(vocab.items(), key=lambda item: item[1])
     blob = json.dumps(ordered, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    return {"vocab_size": len(vocab), "sha256": hashlib.sha256(blob).hexdigest()}
+    pipeline = json.loads(tokenizer.hf.backend_tokenizer.to_str())
+    pipeline.pop("truncation", None), pipeline.pop("padding", None)
+    whole = json.dumps(pipeline, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return {"vocab_size": len(vocab), "sha256": hashlib.sha256(blob).hexdigest(),
+            "pipeline": hashlib.sha256(whole).hexdigest()}  # fmt: skip
 
 
 # ----------------------------------------------------------------------------------------------- fitting together
@@ -503,14 +561,22 @@ def check_fit(
     stored_tokenizer: Mapping[str, Any] | None,
     label_set: LabelSet | None,
     source: str | Path,
+    stored_inside: bool = False,
 ) -> None:
     """Refuse a tokenizer or label set that does not fit the model (:class:`ArtefactError`, one line).
 
     The tokenizer's fingerprint is computed from the tokenizer as loaded from its files and compared with the
     stored one; a stored fingerprint rewritten to match another tokenizer still meets the weights: the vocabulary
-    must fill the embeddings (fewer than :data:`EMBEDDING_PADDING` rows that no token reaches)."""
+    must fill the embeddings (fewer than :data:`EMBEDDING_PADDING` rows that no token reaches). A stored fingerprint
+    of the vocabulary alone (an older Thunder's) makes the model unverified
+    (:func:`~thunder.model.integrity.unverified`) unless the tokenizer files are ``stored_inside`` the checkpoint."""
     if tokenizer is not None:
         found = tokenizer_fingerprint(tokenizer)
+        if stored_tokenizer is not None and "pipeline" not in stored_tokenizer:
+            if not stored_inside:
+                integrity.unverified(source, "its tokenizer's normalizer, pre-tokenizer, decoder and merges are not "
+                                     "fingerprinted (written by an older Thunder)")  # fmt: skip
+            found.pop("pipeline")
         if stored_tokenizer is not None and dict(stored_tokenizer) != found:
             raise ArtefactError(
                 f"{source}: the tokenizer ({found['vocab_size']} tokens, sha256 {found['sha256'][:12]}) is not the one "

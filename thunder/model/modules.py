@@ -78,6 +78,7 @@ class _ThunderModule(LightningModule):
         warmup_ratio: float = 0.1,
         gradient_checkpointing: bool = False,
         compile: bool = False,
+        allow_unverified: bool = False,
     ) -> None:
         """
         Args:
@@ -95,6 +96,8 @@ class _ThunderModule(LightningModule):
             warmup_ratio: fraction of the steps with linear warmup before the cosine decay.
             gradient_checkpointing: recompute activations in the backward pass (activation checkpointing).
             compile: ``torch.compile`` the model.
+            allow_unverified: start from a token classifier (``init_from``, the data module's ``base_model``) that
+                records no fingerprint or self-test answers (refused otherwise).
         """
         super().__init__()
         if not 0.0 <= warmup_ratio <= 1.0:
@@ -141,7 +144,8 @@ class _ThunderModule(LightningModule):
         """Lightning hook: :meth:`build` when attached to a Trainer (``load_from_checkpoint`` builds from the
         checkpoint's stored config instead, in ``on_load_checkpoint``)."""
         if self._trainer is not None:
-            self.build()
+            with integrity.unverified_allowed(self.hparams.get("allow_unverified", False)):
+                self.build()
 
     def build(self) -> None:
         """Build the Hugging Face model (once), load pretrained weights, shard it under ModelParallelStrategy."""

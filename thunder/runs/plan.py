@@ -5,12 +5,15 @@ The steps, all but the last two before any document is read:
 
 1. **list**: :func:`thunder.documents.sources.list_inputs`, then one :class:`Slot` per document under the :class:`Layout`;
 2. **check**: refuse an output inside an input directory, over an input, or shared by two documents, and a
-   single-file output (``--spans``, ``--mapping``) that is an input or another output;
+   single-file output (``--spans``, ``--mapping``, ...) that is an input or another output; files are compared by
+   device and inode, so a hard link is the file it links to, and ``in_place`` refuses a file with a second link;
 3. **lock**: ``OUT/.thunder.lock`` (``flock``: the kernel releases it when its process dies, so the lock of a
    killed run never blocks the next one; a second run while one is alive is refused);
-4. **record**: ``OUT/.thunder-run.json`` holds the settings that made the outputs (the model's SHA-256, the pipeline
-   options that change outputs, the output options); resuming under other settings is refused unless
-   ``overwrite``, and the line says what differs;
+4. **record**: ``OUT/.thunder-run.json`` records, for every output file, the settings that made it (the model's
+   SHA-256, the pipeline options that change outputs, the output options; keyed by their SHA-256). An output is done
+   only when its own record names this run's settings: a folder holding any output made under other settings, or one
+   with no record of its own (an older Thunder's), is refused unless ``overwrite`` (which redoes this run's outputs;
+   the others keep their own records), and the line names the output and says what differs;
 5. **done set**: a killed run's temporary files are removed; a document whose output exists is skipped; a file
    appended to (spans, mapping) keeps every line except the records that runs into ``OUT`` wrote for documents
    this run writes again (unfinished ones);
@@ -48,7 +51,8 @@ from thunder.documents.sources import Document, InputError, Listing, read_jsonl
 INTERRUPTED = 130  # exit code after Ctrl-C or SIGTERM
 LOCK_FILE = ".thunder.lock"
 RECORD_FILE = ".thunder-run.json"
-RECORD_FORMAT = "thunder-run/1"
+RECORD_FORMAT = "thunder-run/2"
+OLD_RECORD_FORMAT = "thunder-run/1"  # one set of settings for the whole folder: no output counts as recorded
 FAILED_FILE = "failed.jsonl"
 SPANS_SUFFIX = ".spans.jsonl"
 RESERVED = (LOCK_FILE, RECORD_FILE)
@@ -86,12 +90,14 @@ class Slot:
     source: Path | None = None  # the input file (``in_place`` writes over it)
 
 
-def mirror_slots(listing: Listing) -> list[Slot]:
-    """The slots of ``thunder deid``'s inputs; two records of one JSONL file with one id are refused."""
+def mirror_slots(listing: Listing, rename: Callable[[str], str] | None = None) -> list[Slot]:
+    """The slots of ``thunder deid``'s inputs (``rename``: a file's output name from its relative path, e.g. another
+    format's suffix); two records of one JSONL file with one id are refused."""
     slots = []
     for file in listing.files:
         if not file.jsonl:
-            slots.append(Slot(file.relative, str(file.path), where=str(file.path), source=file.path))
+            name = rename(file.relative) if rename else file.relative
+            slots.append(Slot(name, str(file.path), where=str(file.path), source=file.path))
             continue
         first: dict[str, int] = {}
         for doc in read_jsonl(file):
@@ -115,7 +121,8 @@ class OutputPlan:
     """The outputs of one run: checked, locked, recorded, resumed, written and reported (see the module docstring).
 
     ``out`` None writes to stdout (``plain``: the bare text, else one ``{"id", "text"}`` line per document) or, with
-    ``in_place``, over each input file (through a symbolic link: over the file it names, the link stays). ``total``:
+    ``in_place``, over each input file, keeping its owner and mode (through a symbolic link: over the file it names,
+    the link stays). ``total``:
     the documents of the inputs when some have no slot (unreadable ones).
     """
 
@@ -149,6 +156,7 @@ class OutputPlan:
         self._lock: int | None = None
         self._record: dict[str, Any] | None = None
         self._by_key = {(slot.name, slot.doc): slot for slot in self.slots}
+        self._by_source = {(slot.source, slot.doc): slot for slot in self.slots}
         self.failures_name = FAILED_FILE  # failed-<rank>.jsonl on each process of a distributed run
         self.progress_interval = PROGRESS_SECONDS
         self._started = self._shown = time.monotonic()
@@ -161,24 +169,32 @@ class OutputPlan:
 
     def check(self, files: Mapping[str, Path | None] | None = None) -> None:
         """Refuse, before any work, outputs that could overwrite an input or one another (``files``: the run's
-        single-file outputs by option, e.g. ``{"--spans": path}``)."""
+        single-file outputs by option, e.g. ``{"--spans": path}``): by name, and by device and inode, so a hard
+        link is the file it links to."""
         if self.in_place:
             self._check_in_place()
-        inputs = {f.path.resolve() for f in self.listing.files}
-        outputs: set[Path] = set()
+        inputs = {_identity(f.path): f.path for f in self.listing.files}
+        outputs: dict[tuple[int, int] | Path, Path] = {}
         if self.out is not None:
             outputs = self._check_out(inputs)
-        files = files or {}
-        named = {option: path.resolve() for option, path in files.items() if path is not None}
-        for option, real in named.items():
-            if real in inputs:
-                raise InputError(f"{option} {files[option]} is an input file")
-            if real in outputs:
-                raise InputError(f"{option} {files[option]} is also the output of an input")
-        for real in dict.fromkeys(named.values()):
-            sharing = [option for option, path in named.items() if path == real]
-            if len(sharing) > 1:
-                raise InputError(f"{' and '.join(sharing)} name the same file ({files[sharing[0]]})")
+        taken: dict[tuple[int, int] | Path, tuple[str, Path]] = {}
+        for option, path in (files or {}).items():
+            if path is None:
+                continue
+            identity = _identity(path)
+            if identity in inputs:
+                same = _one_file("an input file", path, "the input", inputs[identity])
+                raise InputError(f"{option} {path} is {same}")
+            if identity in outputs:
+                same = _one_file("also the output of an input", path, "the output", outputs[identity])
+                raise InputError(f"{option} {path} is {same}")
+            if identity in taken:
+                other, other_path = taken[identity]
+                if path.resolve() == other_path.resolve():
+                    raise InputError(f"{other} and {option} name the same file ({other_path})")
+                raise InputError(f"{other} {other_path} and {option} {path} are hard links to one file; give each "
+                                 "its own file")  # fmt: skip
+            taken[identity] = option, path
 
     def _check_in_place(self) -> None:
         if self.out is not None:
@@ -187,8 +203,19 @@ class OutputPlan:
             raise InputError("--in_place needs input files, not stdin")
         if any(f.jsonl for f in self.listing.files):
             raise InputError(f"--in_place replaces text files only; give JSONL inputs an {self.out_option} directory")
+        for file in self.listing.files:
+            status = file.path.stat()
+            if status.st_nlink > 1:
+                raise InputError(f"--in_place: {file.path} has {status.st_nlink} hard links; the others would keep "
+                                 f"the identifiers: give {self.out_option}")  # fmt: skip
+            groups = {os.getegid(), *os.getgroups()}
+            if os.geteuid() != 0 and (status.st_uid != os.geteuid() or status.st_gid not in groups):
+                raise InputError(f"--in_place: {file.path} belongs to another user or group, which a file written "
+                                 f"over it could not keep: give {self.out_option}")  # fmt: skip
 
-    def _check_out(self, inputs: set[Path]) -> set[Path]:
+    def _check_out(self, inputs: Mapping[tuple[int, int] | Path, Path]) -> dict[tuple[int, int] | Path, Path]:
+        """Refuse outputs under ``--out`` that are an input or another output (by name, or hard links to one file);
+        returns the outputs by :func:`_identity`."""
         out = self.out
         assert out is not None
         real_out = out.resolve()
@@ -206,8 +233,10 @@ class OutputPlan:
                 other = owners.get(name, slot)
                 if other is not slot and not (slot.record and other is not None and other.source == slot.source):
                     raise InputError(_collision(slot, other, out / name))
-                if (real_out / name).resolve() in inputs:
-                    raise InputError(f"{_owner(slot)}: its output {out / name} is an input file; choose another "
+                source = inputs.get(_identity(out / name))
+                if source is not None:
+                    same = _one_file("an input file", out / name, "the input", source)
+                    raise InputError(f"{_owner(slot)}: its output {out / name} is {same}; choose another "
                                      f"directory{hint}")  # fmt: skip
                 owners.setdefault(name, slot)
         for name, slot in owners.items():
@@ -217,36 +246,57 @@ class OutputPlan:
                 taken = f"the output of {_owner(other)}" if other is not None else "a name the writer keeps for its own use"
                 raise InputError(f"{_owner(slot)}: its output {out / name} needs {out / parent} as a directory, but "
                                  f"that is {taken}")  # fmt: skip
-        return {(real_out / name).resolve() for slot in self.slots for name in self.names(slot)}
+        outputs: dict[tuple[int, int] | Path, Path] = {}
+        for name in dict.fromkeys(name for slot in self.slots for name in self.names(slot)):
+            other = outputs.setdefault(_identity(out / name), out / name)
+            if other != out / name:
+                raise InputError(f"{self.out_option} {out}: the outputs {other} and {out / name} are hard links to one "
+                                 f"file; remove one, or choose another directory")  # fmt: skip
+        return outputs
 
     # -- lock, record, done set -------------------------------------------------------------------------------
 
     def claim(self, settings: Mapping[str, Any], overwrite: bool = False) -> None:
-        """Lock the output directory, compare the settings with those its outputs were made with (refused when
-        they differ, unless ``overwrite``: then they are removed), remove a killed run's temporary files. Done by
-        one process of a run (the first)."""
+        """Lock the output directory, check every output there against the settings its own record names (refused
+        when one was made under other settings or has no record, unless ``overwrite``: then this run's outputs are
+        removed), remove a killed run's temporary files. Done by one process of a run (the first)."""
         if self.out is None:
             return
         self.out.mkdir(parents=True, exist_ok=True)
         self._take_lock()
         record = self._read_record()
-        made = any(self._exists(slot) for slot in self.slots)
-        previous = (record or {}).get("settings")
-        if made and previous != dict(settings) and not overwrite:
-            differs = _differences(previous, settings) if previous is not None else (
-                "its outputs were made by a run that recorded no settings")  # fmt: skip
-            raise InputError(f"{self.out_option} {self.out} was made under other settings ({differs}); give "
-                             f"{self.overwrite_option} to redo it, or choose another directory")  # fmt: skip
-        if overwrite:
-            for slot in self.slots:
-                for name in self.names(slot):
-                    (self.out / name).unlink(missing_ok=True)
+        settings, key = dict(settings), settings_key(settings)
+        made = {name: made_key for name, made_key in record["outputs"].items() if (self.out / name).is_file()}
+        mine = [name for slot in self.slots for name in self.names(slot)]
+        if not overwrite:
+            self._check_made(made, record["made_under"], mine, settings, key)
+        else:
+            for name in mine:
+                (self.out / name).unlink(missing_ok=True)
         remove_temporary_files(self.out)
         if self.layout is Layout.PER_DOCUMENT:
             for stale in self.out.glob("failed*.jsonl"):  # the failures of an earlier run: redone now
                 stale.unlink()
-        self._record = {"format": RECORD_FORMAT, "command": self.command, "settings": dict(settings),
-                        "appended": (record or {}).get("appended", {})}  # fmt: skip
+        outputs = {**made, **dict.fromkeys(mine, key)}  # before any is written: an output absent claims nothing
+        made_under = {k: record["made_under"][k] for k in set(outputs.values()) if k != key} | {key: settings}
+        self._record = {"format": RECORD_FORMAT, "command": self.command, "settings": settings, "outputs": outputs,
+                        "made_under": made_under, "appended": record["appended"]}  # fmt: skip
+
+    def _check_made(self, made: Mapping[str, str], made_under: Mapping[str, Any], mine: Sequence[str],
+                    settings: Mapping[str, Any], key: str) -> None:  # fmt: skip
+        """Refuse a folder holding an output made under other settings, or one of this run's outputs that exists
+        with no record of its own."""
+        other = next((name for name, made_key in made.items() if made_key != key), None)
+        if other is not None:
+            differs = _differences(made_under[made[other]], settings)
+            raise InputError(f"{self.out_option} {self.out} was made under other settings ({self.out / other}: "
+                             f"{differs}); give {self.overwrite_option} to redo it, or choose another "
+                             "directory")  # fmt: skip
+        unrecorded = next((name for name in mine if name not in made and (self.out / name).is_file()), None)
+        if unrecorded is not None:
+            raise InputError(f"{self.out_option} {self.out}: its outputs were made by a run that recorded no settings "
+                             f"for them ({self.out / unrecorded}); give {self.overwrite_option} to redo them, or "
+                             "choose another directory")  # fmt: skip
 
     def resume(self) -> None:
         """Note the documents whose output exists already (every process of a run)."""
@@ -304,7 +354,7 @@ class OutputPlan:
         """The slot of a document read by :func:`thunder.documents.sources.read_documents` (``None``: stdin)."""
         if doc.file is None:
             return None
-        return self._by_key[(doc.file.relative, doc.id)]
+        return self._by_source[(doc.file.path, doc.id)]
 
     def done_count(self) -> int:
         """Documents whose output exists now (every process's)."""
@@ -316,8 +366,9 @@ class OutputPlan:
 
     # -- write and report -------------------------------------------------------------------------------------
 
-    def write(self, slot: Slot | None, result: DeidResult) -> None:
-        """Write one document: its spans, then its output (which marks it done). ``slot`` None: stdin."""
+    def write(self, slot: Slot | None, result: DeidResult, content: bytes | None = None) -> None:
+        """Write one document: its spans, then its output (which marks it done). ``slot`` None: stdin. ``content``:
+        the output file's bytes when they are not the text (a document written in its own format)."""
         relative = slot.name if slot is not None and self.layout is Layout.MIRROR else None
         doc = slot.doc if slot is not None else "<stdin>"
         if self._spans is not None:
@@ -330,7 +381,7 @@ class OutputPlan:
             sys.stdout.flush()
         elif self.in_place:
             source = slot.source.resolve()  # type: ignore[union-attr]
-            write_atomic(source, result.text, mode=source.stat().st_mode & 0o7777)  # the input's own mode
+            write_atomic(source, result.text if content is None else content, source.stat())
         elif slot.record:  # type: ignore[union-attr]
             self._jsonl[slot.name].write([{"id": doc, "text": result.text}])  # type: ignore[union-attr]
         else:
@@ -338,7 +389,7 @@ class OutputPlan:
             if beside:
                 lines = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
                 write_atomic(target.with_name(target.name + SPANS_SUFFIX), lines)
-            write_atomic(target, result.text)
+            write_atomic(target, result.text if content is None else content)
         self.counts.written += 1
         self._progress()
 
@@ -419,17 +470,48 @@ class OutputPlan:
         os.pwrite(descriptor, f"{self.command}, process {os.getpid()} on {socket.gethostname()} since {now}".encode(), 0)
         self._lock = descriptor
 
-    def _read_record(self) -> dict[str, Any] | None:
+    def _read_record(self) -> dict[str, Any]:
+        """The run record of the output directory: ``outputs`` (file name -> settings key), ``made_under`` (settings
+        key -> settings) and ``appended``; empty when there is none. An older Thunder's record names no output."""
         path = self.out / RECORD_FILE  # type: ignore[operator]
+        empty: dict[str, Any] = {"outputs": {}, "made_under": {}, "appended": {}}
         if not path.is_file():
-            return None
+            return empty
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
         except (UnicodeDecodeError, ValueError) as error:
             raise InputError(f"{path}: not a Thunder run record ({error}); remove it to redo the directory") from None
-        if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
+        if isinstance(record, dict) and record.get("format") == OLD_RECORD_FORMAT:
+            return empty | {"appended": record.get("appended") or {}}
+        if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT or not _consistent(record):
             raise InputError(f"{path}: not a Thunder run record ({RECORD_FORMAT}); remove it to redo the directory")
         return record
+
+
+def _consistent(record: Mapping[str, Any]) -> bool:
+    """Whether every output of a record names settings the record holds, under their own key."""
+    outputs, made_under = record.get("outputs"), record.get("made_under")
+    if not isinstance(outputs, dict) or not isinstance(made_under, dict) or not isinstance(record.get("appended"), dict):
+        return False
+    if not all(isinstance(key, str) for key in outputs.values()):
+        return False
+    return all(isinstance(made_under.get(key), dict) and settings_key(made_under[key]) == key
+               for key in set(outputs.values()))  # fmt: skip
+
+
+def _identity(path: Path) -> tuple[int, int] | Path:
+    """A file's device and inode (every hard link of one file has them; a symbolic link: its target's); a file not
+    there yet: its resolved path."""
+    try:
+        status = path.stat()
+    except OSError:
+        return path.resolve()
+    return status.st_dev, status.st_ino
+
+
+def _one_file(same: str, path: Path, what: str, other: Path) -> str:
+    """How ``path`` is ``other``: ``same`` when both names resolve to one path, else a hard link to ``what other``."""
+    return same if path.resolve() == other.resolve() else f"a hard link to {what} {other} (one file)"
 
 
 def _owner(slot: Slot) -> str:
@@ -459,6 +541,12 @@ def _differences(previous: Mapping[str, Any], current: Mapping[str, Any]) -> str
 # ----------------------------------------------------------------------------------------------- settings
 
 
+def settings_key(settings: Mapping[str, Any]) -> str:
+    """The SHA-256 of a run's settings as canonical JSON: the key an output's record names."""
+    canonical = json.dumps(settings, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
 def files_sha256(path: str | Path) -> str:
     """SHA-256 over a file, or over a directory's files (their relative names and contents, in name order)."""
     path = Path(path)
@@ -472,13 +560,15 @@ def files_sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
-def run_settings(pipeline: PipelineOptions, deidentifier: Deidentifier, **outputs: Any) -> dict[str, Any]:
-    """What decides a run's outputs: the layout and output options (``outputs``), the model's files (SHA-256),
-    the taxonomy and the pipeline options that change outputs (batch size and device do not; the publication policy
-    does: legal text, kept officials and regions, propagation)."""
+def run_settings(pipeline: PipelineOptions, deidentifier: Deidentifier, unverified: bool = False,
+                 **outputs: Any) -> dict[str, Any]:  # fmt: skip
+    """What decides a run's outputs: the layout and output options (``outputs``), the model's files (SHA-256) and
+    whether it may run unverified (``--allow_unverified``), the taxonomy and the pipeline options that change outputs
+    (batch size and device do not; the publication policy does: legal text, kept officials and regions, propagation)."""
     model, policy = deidentifier.model is not None, deidentifier.policy
     return {
         "model": files_sha256(pipeline.model) if pipeline.model else None,
+        "unverified": unverified and model,
         "taxonomy": deidentifier.taxonomy.fingerprint(),
         "recognizers": pipeline.recognizers,
         "operator": pipeline.operator,

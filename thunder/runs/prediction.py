@@ -10,8 +10,9 @@
   document written atomically (its spans first, its text last: it marks the document done), failures reported.
 
 Fail closed: every output path is planned before any work (no two documents, and no input, share one; the output
-directory is outside the input directories); one run at a time writes into an output directory, and a restart
-under other settings is refused (unless ``overwrite``); a document that cannot be read or de-identified is reported
+directory is outside the input directories); one run at a time writes into an output directory, and every output
+keeps the settings that made it in the run record: a run into a directory holding an output made under other
+settings is refused (unless ``overwrite``), never counts it done; a document that cannot be read or de-identified is reported
 as ``file:line: reason`` (and in ``failed.jsonl``) while the others are written, and the run exits 1; Ctrl-C or
 SIGTERM ends it with ``interrupted: N of M documents written`` and exit 130 (:func:`exit_status`).
 
@@ -36,6 +37,7 @@ from torch.utils.data import DataLoader, Dataset
 from thunder.model.decoding import TokenPredictions
 from thunder.deid.pipeline import DeidResult, PipelineOptions
 from thunder.deid.policy import PublicationPolicy
+from thunder.model.integrity import unverified_allowed
 from thunder.runs.plan import INTERRUPTED, Layout, OutputPlan, Slot, catch_signals, run_settings
 from thunder.documents.sources import InputError, InputFile, Listing, list_inputs, read_jsonl, read_text
 
@@ -212,18 +214,24 @@ class DeidPredictor(LightningModule):
     """The de-identification pipeline as a LightningModule for ``Trainer.predict``."""
 
     def __init__(
-        self, pipeline: PipelineOptions = PipelineOptions(), policy: PublicationPolicy = PublicationPolicy()
+        self,
+        pipeline: PipelineOptions = PipelineOptions(),
+        policy: PublicationPolicy = PublicationPolicy(),
+        allow_unverified: bool = False,
     ) -> None:
         """
         Args:
             pipeline: the options ``thunder deid`` takes (model, recognizers, operator(s), max_length, stride,
                 batch_size = windows per forward pass, threshold, ...); out of range: refused here.
             policy: the publication policy ``thunder deid`` takes (kept officials and regions, legal text, ...).
+            allow_unverified: run a model that records no fingerprint or self-test answers (refused otherwise);
+                the run record says so.
         """
         super().__init__()
         self.save_hyperparameters()
-        self.pipeline, self.policy = pipeline, policy
-        self.deid = pipeline.build(policy)
+        self.pipeline, self.policy, self.allow_unverified = pipeline, policy, allow_unverified
+        with unverified_allowed(allow_unverified):
+            self.deid = pipeline.build(policy)
         self.model = self.deid.model  # a submodule: Lightning moves it to the device
 
     def setup(self, stage: str) -> None:
@@ -324,7 +332,7 @@ class DeidWriter(BasePredictionWriter):
         pipeline, deid = getattr(pl_module, "pipeline", None), getattr(pl_module, "deid", None)
         if pipeline is None or deid is None:
             return {**outputs, "module": f"{type(pl_module).__module__}.{type(pl_module).__qualname__}"}
-        return run_settings(pipeline, deid, **outputs)
+        return run_settings(pipeline, deid, getattr(pl_module, "allow_unverified", False), **outputs)
 
     def done(self) -> set[str]:
         """The outputs that exist already (their documents are skipped)."""

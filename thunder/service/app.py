@@ -36,7 +36,9 @@ from pydantic.json_schema import models_json_schema
 from swagger_ui_bundle import swagger_ui_path
 
 from thunder.deid.mapping import MappingKey
+from thunder.deid.overlaps import REVIEWER
 from thunder.deid.pipeline import Deidentifier, DeidResult
+from thunder.deid.recognizers.registry import ScoredSpan
 from thunder.deid.triage import TriageRule
 from thunder.service.batching import Batcher
 from thunder.service.bodies import (
@@ -54,12 +56,14 @@ from thunder.service.bodies import (
     reviewed_spans,
     span_labels,
 )
+from thunder.service.letters import apply_keeping_letters, kept_letters
 
 REVIEW_DIR = Path(str(resources.files("thunder") / "resources" / "review"))
 DOCS_DIR = Path(swagger_ui_path)  # Swagger UI's files, installed with the package swagger-ui-bundle-v2
 ROUTES = ("/", "/docs", "/openapi.json", "/health", "/v1/labels", "/v1/deid", "/v1/deid/batch", "/v1/apply")
 SHUTDOWN_MARGIN = 2.0  # seconds of the graceful timeout kept for answering the requests that could not finish
 MIN_TOKEN_LENGTH = 16
+HEADER_TIMEOUT = 10.0  # seconds a client has to send a request's headers
 log = logging.getLogger("thunder.service")
 
 
@@ -131,7 +135,7 @@ def create_app(
             raise RequestError(401, "wrong token", {"WWW-Authenticate": 'Bearer error="invalid_token"'})
 
     protected = [Depends(authorised)] if token is not None else []
-    refusals = {status: {"model": ErrorAnswer} for status in (400, 401, 413, 503, 504)}
+    refusals = {status: {"model": ErrorAnswer} for status in (400, 401, 413, 415, 503, 504)}
 
     @app.exception_handler(RequestError)
     async def refused(request: Request, error: RequestError) -> JSONResponse:
@@ -189,6 +193,7 @@ def create_app(
     async def health() -> dict:
         model = None if label_set is None else {"granularity": label_set.granularity, "types": len(label_set.types)}
         return {"status": "ok", "model": model, "recognizers": [r.name for r in deidentifier.recognizers],
+                "threshold": deidentifier.operating_point.threshold if label_set is not None else None,
                 "coverage": deidentifier.coverage() or "the model and the recognizers",
                 "token_required": token is not None, "max_request_bytes": max_request_bytes,
                 "max_documents": max_documents, "request_timeout": request_timeout,
@@ -242,17 +247,20 @@ def create_app(
     async def apply(request: Request) -> JSONResponse:
         body = await read_body(request, max_request_bytes, ApplyRequest)
         spans, wanted = reviewed_spans(body, known), wants_mapping(body)
+        letters = kept_letters((kept.text, kept.letter) for kept in body.letters)
 
         async def work() -> dict:
             try:
-                result = await batcher.call(lambda: batcher.variant(body.operator, None).apply(body.text, spans))
+                rejected = [(kept.start, kept.end) for kept in body.rejected]
+                result = await batcher.call(lambda: apply_keeping_letters(batcher.variant(body.operator, None),
+                                                                          body.text, spans, letters, rejected))  # fmt: skip
             except Exception as error:  # noqa: BLE001 - the message may quote the text: log the type only
                 log.error("re-applying spans failed: %s", type(error).__name__)
                 raise RequestError(500, f"internal error while re-applying spans ({type(error).__name__})") from None
             for i, span in enumerate(spans):  # a reviewer's decision is never dropped in silence
                 if not any(s.start < span.end and span.start < s.end for s in result.spans):
-                    raise RequestError(400, f"spans[{i}] [{span.start}, {span.end}) could not be applied (it holds "
-                                            "only whitespace)")  # fmt: skip
+                    raise RequestError(400, f"spans[{i}] [{span.start}, {span.end}) could not be applied "
+                                            f"({_dropped(body.text, span)})")  # fmt: skip
             return {**result_json(result), **await seal(body.id, body.text, result, wanted)}
 
         return JSONResponse(await answer(request, work()))
@@ -262,6 +270,19 @@ def create_app(
     app.mount("/static", StaticFiles(directory=REVIEW_DIR), name="static")
     app.mount("/docs/assets", StaticFiles(directory=DOCS_DIR), name="docs-assets")
     return Service(app, lifecycle, token_required=token is not None)
+
+
+def _dropped(text: str, span: ScoredSpan) -> str:
+    """Why the pipeline dropped a span sent to ``/v1/apply`` (never quoting the text)."""
+    piece = text[span.start : span.end]
+    if not piece.strip():
+        return "it holds only whitespace"
+    if not any(c.isalnum() for c in piece):
+        return f'it holds no letter or digit; send it with source "{REVIEWER}" to replace it'
+    if span.source == "model":
+        return ("the publication policy keeps a model's span over this text: legal text, a protected word, a kept "
+                f'official or region; send it with source "{REVIEWER}" to replace it')  # fmt: skip
+    return f"the pipeline dropped it (source {span.source!r})"
 
 
 def _body_schema(model: type[BaseModel]) -> dict:
@@ -373,17 +394,51 @@ def read_token(path: str | Path) -> str:
 
 
 def _server(app: Service, host: str, port: int, graceful_timeout: int, ssl_certfile: str | None = None,
-            ssl_keyfile: str | None = None) -> Any:  # fmt: skip
+            ssl_keyfile: str | None = None, header_timeout: float = HEADER_TIMEOUT) -> Any:  # fmt: skip
     import uvicorn
+    from uvicorn.protocols.http.h11_impl import H11Protocol
 
     class Server(uvicorn.Server):
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             app.begin_shutdown(graceful_timeout)  # requests in flight get their answer before uvicorn cancels them
             await super().shutdown(sockets)
 
+    class Protocol(H11Protocol):
+        """uvicorn's HTTP/1.1 with a time limit on a request's headers, which uvicorn has none of (a client that
+        sends them a byte at a time would hold its connection for ever): the limit runs from the connection, or the
+        last answer on it, to the end of the headers; past it the connection is answered 408 and closed."""
+
+        timer: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self.wait_for_headers()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self.wait_for_headers()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self.timer is not None:
+                self.timer.cancel()
+            super().connection_lost(exc)
+
+        def wait_for_headers(self) -> None:
+            if self.timer is not None:
+                self.timer.cancel()
+            self.timer = None if self.transport.is_closing() else self.loop.call_later(header_timeout, self.too_slow)
+
+        def too_slow(self) -> None:
+            if self.transport.is_closing() or (self.cycle is not None and not self.cycle.response_complete):
+                return  # a request is in flight: its headers came in time
+            log.info("closed a connection whose request headers took longer than %g s", header_timeout)
+            self.transport.write(b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+            self.transport.close()
+
     logging.getLogger("uvicorn.access").disabled = True  # it would log paths and client addresses
     config = uvicorn.Config(app, host=host, port=port, access_log=False, timeout_graceful_shutdown=graceful_timeout,
-                            log_config=None, lifespan="on", ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile)  # fmt: skip
+                            log_config=None, lifespan="on", ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,
+                            http=Protocol)  # fmt: skip
     return Server(config)
 
 
@@ -397,13 +452,14 @@ def serve(app: Service, host: str = "127.0.0.1", port: int = 8000, graceful_time
 
 @contextlib.contextmanager
 def running(app: Service, host: str = "127.0.0.1", graceful_timeout: int = 30, ssl_certfile: str | None = None,
-            ssl_keyfile: str | None = None) -> Iterator[tuple[str, Any]]:  # fmt: skip
+            ssl_keyfile: str | None = None,
+            header_timeout: float = HEADER_TIMEOUT) -> Iterator[tuple[str, Any]]:  # fmt: skip
     """Serve ``app`` on a free port in a background thread: yields ``(base_url, uvicorn.Server)``; stopping
     (``server.should_exit = True``, or leaving the block) is graceful as with a signal."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, 0))
-    server = _server(app, host, sock.getsockname()[1], graceful_timeout, ssl_certfile, ssl_keyfile)
+    server = _server(app, host, sock.getsockname()[1], graceful_timeout, ssl_certfile, ssl_keyfile, header_timeout)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30

@@ -4,11 +4,13 @@ request's text) and the labels a reviewed span may carry."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict
 from typing import Any, Literal, TypeVar
 
 from fastapi import Request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from starlette.requests import ClientDisconnect
 
 from thunder.deid.operators import OPERATORS
 from thunder.deid.pipeline import Deidentifier, DeidResult, DetectedSpan
@@ -72,10 +74,27 @@ class ReviewedSpan(_Body):
     source: str = "reviewer"
 
 
+class KeptLetter(_Body):
+    text: str = Field(description="an entity's text (whitespace aside, as GET /v1/deid grouped it)")
+    letter: str = Field(pattern=r"^[A-Z]{1,4}$", description="the placeholder letter it keeps")
+
+
+class RejectedRange(_Body):
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+
+
 class ApplyRequest(Replacement):
     text: str
     spans: list[ReviewedSpan] = Field(description="exactly the spans to replace (the review page's re-apply)")
     id: str = "request"
+    letters: list[KeptLetter] = Field(
+        [], description="the letters the review shows: each entity keeps its letter, a new one takes the next free "
+        "letter (empty: letters in order of appearance)"
+    )
+    rejected: list[RejectedRange] = Field(
+        [], description="occurrences the reviewer rejected: kept as written, whatever is replaced elsewhere"
+    )
 
 
 class DeidAnswer(BaseModel):
@@ -108,6 +127,8 @@ class ErrorAnswer(BaseModel):
 
 
 REQUESTS = (DeidRequest, BatchRequest, ApplyRequest)
+_FIELDS = {name for model in (*REQUESTS, Document, ReviewedSpan, KeptLetter, RejectedRange)
+           for name in model.model_fields}  # fmt: skip
 
 
 def _location(parts: tuple) -> str:
@@ -123,7 +144,13 @@ def reason(error: ValidationError) -> str:
 
 
 async def read_body(request: Request, limit: int, model: type[Body]) -> Body:
-    """The request's body as ``model``; 413 past ``limit`` bytes, 400 with a reason for anything malformed."""
+    """The request's body as ``model``; 415 unless it is sent as JSON (a form or text a browser posts without asking
+    first is not), 413 past ``limit`` bytes, 400 with a reason for anything malformed (a key twice in one object
+    too), 499 when the client hangs up while sending it."""
+    media = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if media != "application/json":
+        got = f"got {media[:80]!r}" if media else "none given"
+        raise RequestError(415, f"the body must be sent as Content-Type: application/json ({got})")
     too_large = RequestError(413, f"request body larger than the limit of {limit} bytes")
     declared = request.headers.get("content-length")
     if declared is not None and not declared.isdigit():
@@ -131,12 +158,15 @@ async def read_body(request: Request, limit: int, model: type[Body]) -> Body:
     if declared is not None and int(declared) > DRAIN_BYTES:
         raise too_large  # answered at once; the connection closes
     body, seen = bytearray(), 0
-    async for chunk in request.stream():  # an oversized body is read to its end (up to DRAIN_BYTES) and dropped,
-        seen += len(chunk)  # so that the client, still sending, receives the 413
-        if seen > DRAIN_BYTES:
-            raise too_large
-        if seen <= limit:
-            body += chunk
+    try:
+        async for chunk in request.stream():  # an oversized body is read to its end (up to DRAIN_BYTES) and dropped,
+            seen += len(chunk)  # so that the client, still sending, receives the 413
+            if seen > DRAIN_BYTES:
+                raise too_large
+            if seen <= limit:
+                body += chunk
+    except ClientDisconnect:  # a client's choice, not the server's error
+        raise RequestError(499, "the client closed the connection while sending the body") from None
     if seen > limit:
         raise too_large
     try:
@@ -144,9 +174,22 @@ async def read_body(request: Request, limit: int, model: type[Body]) -> Body:
     except UnicodeDecodeError as error:
         raise RequestError(400, f"request body is not valid UTF-8 (byte {error.start}: {error.reason})") from None
     try:
-        return model.model_validate_json(text)  # lone surrogates, NaN, deep nesting: refused here
+        parsed = model.model_validate_json(text)  # lone surrogates, NaN, deep nesting: refused here
     except ValidationError as error:
         raise RequestError(400, reason(error)) from None
+    json.loads(text, object_pairs_hook=_unique_keys)  # pydantic keeps the last of two equal keys without a word
+    return parsed
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's pairs as a dict; a key twice is a 400 (naming it when it is a field of the API, never text)."""
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            name = repr(key) if key in _FIELDS else "a key"
+            raise RequestError(400, f"malformed JSON: {name} appears twice in one object")
+        seen.add(key)
+    return dict(pairs)
 
 
 def span_labels(deidentifier: Deidentifier) -> dict[str, tuple[str | None, str | None]]:
@@ -176,6 +219,13 @@ def reviewed_spans(body: ApplyRequest, known: dict[str, tuple[str | None, str | 
                 400, f"spans[{i}] [{span.start}, {span.end}) is not a range inside the text ({len(body.text)} chars)"
             )
         spans.append(ScoredSpan(span.start, span.end, span.label, span.score, span.source, *known[span.label]))
+    for i, kept in enumerate(body.rejected):
+        if not kept.start < kept.end <= len(body.text):
+            raise RequestError(
+                400, f"rejected[{i}] [{kept.start}, {kept.end}) is not a range inside the text ({len(body.text)} chars)"
+            )
+        if any(s.start < kept.end and kept.start < s.end for s in spans):
+            raise RequestError(400, f"rejected[{i}] [{kept.start}, {kept.end}) overlaps a span to replace")
     return spans
 
 

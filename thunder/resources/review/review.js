@@ -10,7 +10,8 @@ const SUGGESTED_SOURCES = new Set(["possible_miss"]);  // spans the server propo
 const STORE = "thunder-review";
 const UNDO_DEPTH = 100;
 const state = { docs: [], current: -1, known: new Map(), labels: [], shorts: new Map(), token: "", run: null,
-                rate: null, pending: null };  // pending: an every-occurrence key (A / R) waiting for its second press
+                rate: null, threshold: null,  // threshold: the model's operating point, as /health gives it
+                pending: null };  // pending: an every-occurrence key (A / R) waiting for its second press
 
 // ------------------------------------------------------------------------------------------------ helpers
 
@@ -39,9 +40,10 @@ async function api(path, body, signal) {
   return data;
 }
 
-function options() {
+function options() {  // the threshold only where the clerk changed it: else the model's operating point runs
   const threshold = parseFloat($("threshold").value);
-  return { operator: $("operator").value, threshold: Number.isFinite(threshold) ? threshold : null };
+  const changed = Number.isFinite(threshold) && threshold !== state.threshold;
+  return { operator: $("operator").value, threshold: changed ? threshold : null };
 }
 
 const doc = () => state.docs[state.current];
@@ -49,6 +51,30 @@ const textOf = (d, s) => d.chars.slice(s.start, s.end).join("");
 const keyOf = (d, s) => textOf(d, s).replace(/\s+/g, "");  // an entity: every mention of the same text, spacing aside
 const applied = (s) => s.state === "accepted" || s.state === "added";
 const undecided = (d) => d.spans.filter((s) => s.state === "suggested").length;  // possible misses not yet decided
+
+function entityLabels(d) {
+  // Entity key -> one {label, category, tier1}: the most confident span's (a relabel gives every mention the clerk's)
+  const best = new Map();
+  for (const s of d.spans.filter(applied)) {
+    const key = keyOf(d, s);
+    if (!best.has(key) || s.score > best.get(key).score) best.set(key, s);
+  }
+  return new Map([...best].map(([key, { label, category, tier1 }]) => [key, { label, category, tier1 }]));
+}
+
+function applyBody(d) {  // what re-applying sends: the replaced spans, one label per entity, the letters shown and
+  // the rejected occurrences (kept as written, whatever is replaced elsewhere)
+  const labels = entityLabels(d);
+  const spans = d.spans.filter(applied).map((s) => ({ start: s.start, end: s.end, label: labels.get(keyOf(d, s)).label,
+                                                     score: s.score, source: s.source }));
+  const letters = new Map();  // every entity keeps its letter (a rejected one too); a new one takes the next free
+  for (const s of d.spans) {
+    if (s.placeholder && s.state !== "suggested" && !letters.has(keyOf(d, s))) letters.set(keyOf(d, s), s.placeholder);
+  }
+  const rejected = d.spans.filter((s) => s.state === "rejected").map((s) => ({ start: s.start, end: s.end }));
+  return { id: d.id, text: d.text, spans, letters: [...letters].map(([text, letter]) => ({ text, letter })),
+           rejected, operator: options().operator };
+}
 
 // ------------------------------------------------------------------------------------------------ documents
 
@@ -74,6 +100,8 @@ function adopt(d, result) {
   const pending = result.suggestions ? [] : d.spans.filter((r) => r.state === "suggested" && !overlaps(r));
   d.spans = spans.filter((s) => applied(s) || !kept.some((r) => s.start < r.end && r.start < s.end))
                  .concat(kept, pending).sort((a, b) => a.start - b.start);  // undecided possible misses stay
+  const labels = entityLabels(d);
+  for (const s of d.spans.filter(applied)) Object.assign(s, labels.get(keyOf(d, s)));
   d.output = result.text;
   d.dirty = false;
   if (result.risk !== undefined) {  // the triage's chance that something was left in (null: nothing judges it)
@@ -493,7 +521,9 @@ function settle(d, span, strict) {
     }
   }
   d.spans = kept.sort((a, b) => a.start - b.start);
-  if (merged.length) Object.assign(span, { source: "reviewer", state: "added", checked: true, score: 1.0 });
+  if (merged.length) {  // a new entity: its letter comes with re-applying
+    Object.assign(span, { source: "reviewer", state: "added", checked: true, score: 1.0, placeholder: "" });
+  }
   d.cursor = d.spans.indexOf(span);
   return { merged: merged.length, absorbed };
 }
@@ -508,7 +538,9 @@ function setSpans(indices, target) {
   remember();
   for (const i of indices) {
     const span = d.spans[i];
-    if (span.state === "suggested" && target !== "rejected") span.source = "reviewer";  // accepted: the reviewer's
+    if (span.state === "suggested" && target !== "rejected") {  // accepted: the reviewer's, its own entity
+      Object.assign(span, { source: "reviewer", placeholder: "" });
+    }
     Object.assign(span, { state: decided(span, target), checked: true });
   }
   if (indices.length !== 1 || target === "rejected") {
@@ -599,7 +631,7 @@ function move(edge, step) {  // edge "start" or "end", step -1 / +1 code point; 
     rollback();
     return setStatus(result, true);
   }
-  Object.assign(span, { source: "reviewer", state: "added", checked: true, score: 1.0 });
+  Object.assign(span, { source: "reviewer", state: "added", checked: true, score: 1.0, placeholder: "" });
   changed();
   renderLegend();
   focusDocument();
@@ -684,7 +716,10 @@ function startSelection() {  // v: one character at the caret (a click in the te
   selectPoints(start, start + 1);
 }
 
+const finder = { from: null };  // where find starts: the selection (the last hit) when / was pressed
+
 function openFinder() {
+  finder.from = selectionRange();  // read now: the focus in the find box drops the document's selection
   $("finder").hidden = false;
   $("find").select();
   $("find").focus();
@@ -699,9 +734,8 @@ function find(backward) {  // the next (previous) occurrence of the finder's tex
   const d = doc();
   const needle = $("find").value.trim();
   if (!needle) return closeFinder();
-  const found = selectionRange();
-  const here = found || (d.spans[d.cursor] ? [d.spans[d.cursor].start, d.spans[d.cursor].end]
-                                          : [pageRange(d).start, pageRange(d).start]);
+  const here = finder.from || (d.spans[d.cursor] ? [d.spans[d.cursor].start, d.spans[d.cursor].end]
+                                                 : [pageRange(d).start, pageRange(d).start]);
   const units = (points) => d.chars.slice(0, points).join("").length;  // code points -> UTF-16 index
   let at = backward ? d.text.lastIndexOf(needle, units(here[0]) - 1) : d.text.indexOf(needle, units(here[1]));
   if (at < 0 || (backward && units(here[0]) === 0)) {  // wrap around
@@ -715,6 +749,12 @@ function find(backward) {  // the next (previous) occurrence of the finder's tex
   const start = Array.from(d.text.slice(0, at)).length;
   $("original").focus({ preventScroll: true });
   selectPoints(start, start + Array.from(needle).length);
+  let hits = 0, nth = 0;
+  for (let i = d.text.indexOf(needle); i >= 0; i = d.text.indexOf(needle, i + 1)) {
+    hits++;
+    if (i <= at) nth++;
+  }
+  setStatus(`“${needle}” ${nth} of ${hits} (/ then Enter: the next) · ${$("status").textContent}`);
 }
 
 function addSelected() {  // the button: the selection with the label of the toolbar's list
@@ -774,12 +814,9 @@ async function previewSpread(d, span, said) {
   await new Promise((resolve) => { spreadTimer = setTimeout(resolve, 300); });  // keys pressed fast ask once
   if (asked !== spreadAsked) return;
   spreadController = new AbortController();
-  const spans = d.spans.filter(applied).map(({ start, end, label, score, source }) => ({ start, end, label, score,
-                                                                                          source }));
   let result;
   try {
-    result = await api("/v1/apply", { id: d.id, text: d.text, spans, operator: options().operator },
-                       spreadController.signal);
+    result = await api("/v1/apply", applyBody(d), spreadController.signal);
   } catch (error) {
     return;  // only a preview: re-apply reports any failure
   }
@@ -894,9 +931,7 @@ function focusDocument() {  // keys go to the document again (the text holds the
 }
 
 async function reapplyDoc(d) {
-  const spans = d.spans.filter(applied).map(({ start, end, label, score, source }) => ({ start, end, label, score,
-                                                                                          source }));
-  const result = await api("/v1/apply", { id: d.id, text: d.text, spans, operator: options().operator });
+  const result = await api("/v1/apply", applyBody(d));
   const checked = new Map(d.spans.filter((s) => s.checked).map((s) => [`${s.start}:${s.end}`, true]));
   const overridden = adopt(d, result);
   for (const s of d.spans) if (checked.has(`${s.start}:${s.end}`)) s.checked = true;
@@ -952,6 +987,19 @@ function download(name, content, type) {
   setTimeout(() => URL.revokeObjectURL(link.href), 1000);
 }
 
+function pastedName(text) {  // the name typed for it, else one made from the text: two judgments never share one
+  const typed = $("name").value.trim();
+  if (typed) return typed;
+  let hash = 0x811c9dc5;  // FNV-1a over the UTF-16 code units
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return `judgment-${hash.toString(16).padStart(8, "0")}`;
+}
+
+function downloadName(suffix) {  // after the source (a file's or a typed name); a batch after its first and its size
+  const [first, ...rest] = state.docs;
+  return `${baseName(first.id)}${rest.length ? `-and-${rest.length}-more` : ""}${suffix}`;
+}
+
 function baseName(id) {
   return id.replace(/\.[^.\/]*$/, "").replace(/[^\w가-힣.-]+/g, "_") || "document";
 }
@@ -960,10 +1008,10 @@ async function downloadText() {
   await reviewed(state.docs);
   if (state.docs.length === 1) {
     const d = state.docs[0];
-    return download(`${baseName(d.id)}.deid.txt`, d.output, "text/plain;charset=utf-8");
+    return download(downloadName(".deid.txt"), d.output, "text/plain;charset=utf-8");
   }
   const lines = state.docs.map((d) => JSON.stringify({ id: d.id, text: d.output }) + "\n");
-  download("deidentified.jsonl", lines.join(""), "application/jsonl;charset=utf-8");
+  download(downloadName(".deid.jsonl"), lines.join(""), "application/jsonl;charset=utf-8");
 }
 
 function downloadSpans() {  // gold format of thunder.evaluation.gold.read_gold: {"id", "text", "spans": [[s, e, label]]}
@@ -971,7 +1019,7 @@ function downloadSpans() {  // gold format of thunder.evaluation.gold.read_gold:
     id: d.id, text: d.text, spans: d.spans.filter(applied).map((s) => [s.start, s.end, s.label]),
     rejected: d.spans.filter((s) => s.state === "rejected").map((s) => [s.start, s.end, s.label]),
   }) + "\n");
-  download("reviewed-spans.jsonl", lines.join(""), "application/jsonl;charset=utf-8");
+  download(downloadName(".reviewed.jsonl"), lines.join(""), "application/jsonl;charset=utf-8");
 }
 
 async function copyOutput() {
@@ -1160,6 +1208,8 @@ async function connect() {
   $("token-panel").hidden = true;
   const health = await api("/health");
   state.rate = health.batches.characters_per_second;
+  state.threshold = health.threshold;  // the model's operating point (or the server's --threshold)
+  if (health.threshold !== null && $("threshold").value === "") $("threshold").value = String(health.threshold);
   if (restore()) setStatus(`review restored from this tab: ${state.docs.length} document(s)`);
   else setStatus("ready");
 }
@@ -1171,7 +1221,7 @@ function reviewedSoFar() {  // decisions a new run would discard
 
 function showSource() {  // a chosen file is de-identified, not the text box: the page says so, and greys the box
   const files = [...$("files").files];
-  $("input").disabled = files.length > 0;
+  $("input").disabled = $("name").disabled = files.length > 0;  // files are named after themselves
   $("source").hidden = !files.length;
   $("source-text").textContent = files.length ? `de-identifying ${files.length} chosen file(s), not the text box: ` +
                                                 files.map((f) => f.name).join(", ") : "";
@@ -1189,7 +1239,8 @@ function bind() {
                                      `in ${state.docs.length} document(s))? Download it first to keep it.`)) {
       return setStatus("the current review is kept");
     }
-    const [items, legacy] = files.length ? await readFiles(files) : [[["pasted", $("input").value]], []];
+    const pasted = $("input").value;
+    const [items, legacy] = files.length ? await readFiles(files) : [[[pastedName(pasted), pasted]], []];
     if (!items.some(([, text]) => text.trim())) throw new Error("paste a judgment or choose files first");
     state.rate = (await api("/health")).batches.characters_per_second || state.rate;
     await deidentifyAll(items);
