@@ -124,3 +124,15 @@ def test_a_particle_the_model_tagged_with_the_name_is_kept_and_fixed(tokenizer, 
     result = Deidentifier(model, tokenizer, label_set, recognizers=[])(text)
     assert result.text == "피고인 A는 피해자에게 전화하였다."
     assert [span.text for span in result.spans] == ["정미래"]
+
+
+def test_a_three_syllable_name_keeps_a_last_syllable_that_reads_as_a_particle() -> None:
+    """김수와, 김뒥이: a tagged last syllable that agrees as a particle stays where cutting it would leave two."""
+    from thunder.model.decoding import without_final_particles
+
+    for text in ("피고인 김수와 만났다", "피고인 김뒥이 왔다"):
+        start = text.index("김")
+        assert without_final_particles([], [], text, start, start + 3, start + 3) == start + 3
+    text = "피고인 정미래는 갔다"
+    start = text.index("정")
+    assert without_final_particles([], [], text, start, start + 4, start + 4) == start + 3

@@ -34,7 +34,7 @@ __all__ = ["PROPAGATE_EVIDENCE", "PROPAGATE_SHARE", "PROPAGATE_THRESHOLD", "PROT
 
 PROPAGATE_THRESHOLD = 0.5  # a model span spreads to its text's other occurrences from this score (docs/pipeline.md)
 PROPAGATE_SHARE = 0.1  # ... and where the detection took at least this share of those occurrences itself
-PROPAGATE_EVIDENCE = 0.1  # ... and a dictionary noun's only to occurrences the model gives at least this 1 - P(O)
+PROPAGATE_EVIDENCE = 0.01  # ... and a dictionary noun's only to occurrences the model gives at least this 1 - P(O)
 SPREADING_NUMBER = 6  # a model span of digits and punctuation only spreads from this many characters
 PROTECTED_WORDS: tuple[str, ...] = (
     # the release's fixed list

@@ -44,6 +44,9 @@ THRESHOLD = 0.5  # the decision threshold of a model that stores no operating po
 GROW_THRESHOLD = 0.1  # the low threshold of span growing (docs/results.md, "Unseen mentions: an honest test")
 
 
+FULL_NAME = 3  # characters a model span keeps at least when a particle the model tagged is cut off it
+
+
 def check_threshold(threshold: Any, name: str = "threshold") -> None:
     """Refuse a threshold outside ``(0, 1)`` (``ValueError`` naming the option)."""
     if isinstance(threshold, float) and threshold != threshold:
@@ -241,10 +244,12 @@ def without_final_particles(
     corrected, not lost: those that Mecab-ko reads as morphemes of their own (``홍길동|은``, ``5678|로``) where the
     model did not tag them (they start at or after ``tagged_end``: reached by growing or widening), then, tagged or
     not, those :func:`~thunder.language.morphemes.final_particles` finds (``정미래는``: a particle Mecab-ko joins to
-    the name's last syllable, ``정미|래는``). The last syllable of a name the model took stays the name's where it
-    cannot be the particle after it (``성가|이``, ``이별|와``: the particle would be ``가``, ``과``) or is a common
-    last syllable of names (``김하랑``). A particle inside a morpheme (``김지은``) is part of the word and stays, and
-    so does one the word goes on after with more than particles (``청주리버파크자|이|아파트``: a name's last syllable)."""
+    the name's last syllable, ``정미|래는``) where :data:`FULL_NAME` characters remain (a Korean name is mostly a
+    surname and two syllables: ``김수와``, ``김뒥이`` stay whole). The last syllable of a name the model took stays
+    the name's where it cannot be the particle after it (``성가|이``, ``이별|와``: the particle would be ``가``,
+    ``과``) or is a common last syllable of names (``김하랑``). A particle inside a morpheme (``김지은``) is part of
+    the word and stays, and so does one the word goes on after with more than particles (``청주리버파크자|이|아파트``:
+    a name's last syllable)."""
     word_end = end
     while word_end < len(text) and text[word_end].isalnum():
         word_end += 1
@@ -254,7 +259,8 @@ def without_final_particles(
         if piece_start <= start or piece_start < tagged_end or not PARTICLE_RUN.fullmatch(text, piece_start, word_end):
             break
         end, index = piece_start, index - 1
-    return end - final_particles(text, start, end)
+    cut = final_particles(text, start, end)
+    return end - cut if len(text[start : end - cut].replace(" ", "")) >= FULL_NAME else end
 
 
 # Latin letters and digits joined by . _ - (an account name, a handle, a code); at least one letter
