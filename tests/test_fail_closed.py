@@ -906,6 +906,14 @@ VARIANT_LINES = [
     ("사업자등록번호 1234567890", ["1234567890"]),
     ("여권번호 m12345678 / M 12345678; 계좌 110 123 456789; hong @ example.com; blog.naver.com/hong1234; 192.168.10.20",
      ["m12345678", "M 12345678", "110 123 456789", "hong @ example.com", "blog.naver.com/hong1234", "192.168.10.20"]),
+    # issue 71: a dash typed as ㅡ, ー or ~, a <br> or two line breaks inside a number, an address wrapped after a dot
+    ("전화 010ㅡ1234ㅡ5678 / ０１０ー１２３４ー５６７８ / 010~1234~5678, 주민등록번호 900101ㅡ1234568",
+     ["010ㅡ1234ㅡ5678", "０１０ー１２３４ー５６７８", "010~1234~5678", "900101ㅡ1234568", "1234ㅡ5678", "1234568"]),
+    ("전화 010-1234-<br>5678 또는 010-1234-\n\n5678, 이메일 hong@naver.\ncom",
+     ["010-1234-<br>5678", "010-1234-\n\n5678", "5678", "hong@naver.\ncom", "hong@"]),
+    # ... a URL's user name and password, ftp, a short link, a punycode host without a scheme
+    ("https://hongkd:pa55w0rd@example.com/x ftp://files.example.com/a.zip bit.ly/3xYzAb xn--9n2bp8q.xn--3e0b707e",
+     ["hongkd", "pa55w0rd", "ftp://files.example.com/a.zip", "bit.ly/3xYzAb", "xn--9n2bp8q.xn--3e0b707e"]),
 ]  # fmt: skip
 
 
@@ -1056,3 +1064,38 @@ def test_a_document_mecab_refuses_whole_is_tokenized_in_parts() -> None:
     assert _tagger().parse(text) is None and "too long sentence" in _tagger().what()
     pieces = morpheme_pieces(text)
     assert pieces[0][0] == 0 and pieces[-1][1] == len(text) and all(a[1] == b[0] for a, b in zip(pieces, pieces[1:]))
+
+
+# ----------------------------------------------------------------------------------------------- issue 71: names
+
+
+@pytest.mark.parametrize("with_model", [False, True], ids=["recognizers", "model"])
+def test_ids_and_file_names_are_de_identified_unless_kept(tmp_path: Path, export: Path, with_model: bool,
+                                                          capsys) -> None:  # fmt: skip
+    """A JSONL id or a file or folder name holding identifiers is de-identified by the recognizers (two that would meet
+    get a counter; a re-run finds them done); ``--keep_names`` keeps them, and the run record says which."""
+    ids = ["2020고단1234_홍길동_900101-1234567", "2020고단1234_홍길동_900101-1234568", "plain"]
+    lines = "".join(json.dumps({"id": i, "text": "전화 010-1111-2222"}, ensure_ascii=False) + "\n" for i in ids)
+    source = _tree(tmp_path / "in", {"2020고단1234_홍길동_010-1234-5678.txt": PHONE, "hong@naver.com/a.txt": PHONE,
+                                     "cases.jsonl": lines})  # fmt: skip
+    model = ["--model", str(export)] if with_model else []
+    out = tmp_path / "out"
+    assert deid(str(source), "--out", str(out), *model) == (0, "")
+    assert "output names or ids de-identified (--keep_names keeps them)" in capsys.readouterr().err
+    names = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and not p.name.startswith("."))
+    written = [json.loads(line)["id"] for line in (out / "cases.jsonl").read_text(encoding="utf-8").splitlines()]
+    leaks = ("010-1234-5678", "900101-123456", "hong@naver.com")
+    assert not any(leak in name for leak in leaks for name in names + written), (names, written)
+    assert len(set(written)) == 3 and written[2] == "plain" and len(names) == 3
+    # the recognizers alone, with a model too: the same names from run to run
+    assert names == ["2020고단1234_홍길동_A.txt", "A/a.txt", "cases.jsonl"]
+    assert written == ["2020고단1234_홍길동_A", "2020고단1234_홍길동_A_2", "plain"]
+    assert json.loads((out / ".thunder-run.json").read_text())["outputs"]  # the record names the new names
+    assert '"keep_names": false' in (out / ".thunder-run.json").read_text()
+    assert deid(str(source), "--out", str(out), *model) == (0, "")  # resumed: every document found done
+    assert "0 written, 5 already done" in capsys.readouterr().err  # two text files, the JSONL's three
+    kept = tmp_path / "kept"
+    assert deid(str(source), "--out", str(kept), "--keep_names", *model) == (0, "")
+    assert (kept / "2020고단1234_홍길동_010-1234-5678.txt").is_file() and (kept / "hong@naver.com/a.txt").is_file()
+    assert [json.loads(line)["id"] for line in (kept / "cases.jsonl").read_text(encoding="utf-8").splitlines()] == ids
+    assert '"keep_names": true' in (kept / ".thunder-run.json").read_text()

@@ -145,3 +145,12 @@ def test_a_name_ending_in_a_syllable_that_reads_as_a_particle_is_replaced_whole(
     """김영은, 박성은: names Mecab-ko reads whole keep their last syllable; only the particle after them is fixed."""
     deid = Deidentifier()
     assert deid("피고인 김영은이 말했다. 피고인 박성은은 갔다.").text == "피고인 A가 말했다. 피고인 B는 갔다."
+
+
+def test_names_that_are_dictionary_words_are_left_to_the_model_as_the_readme_says() -> None:
+    """README: without a model, a name after a role word that is also one dictionary word stays (issue 68)."""
+    deid = Deidentifier()
+    for name in ("장미", "한결", "노을"):
+        assert deid(f"피고인 {name}은 갔다.").text == f"피고인 {name}은 갔다."
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert "`피고인 장미`, `증인 한결`, `피고인 노을`, left to the model" in readme

@@ -106,6 +106,20 @@ def found(text: str) -> list[tuple[str, str, float]]:
         ("이메일 hong(at)naver.com 으로", ("hong(at)naver.com", "email", 0.95)),
         ("이메일 hong [at] naver [dot] com 으로", ("hong [at] naver [dot] com", "email", 0.95)),
         ("이메일 hong at naver dot com 으로", ("hong at naver dot com", "email", 0.95)),
+        # a dash typed as the Hangul vowel ㅡ, the katakana ー or a tilde; two line breaks or a <br> inside a number
+        ("전화 010ㅡ1234ㅡ5678 로", ("010ㅡ1234ㅡ5678", "phone_number", 0.9)),
+        ("주민등록번호 900101ㅡ1234568 인", ("900101ㅡ1234568", "resident_registration_number", 0.95)),
+        ("전화 ０１０ー１２３４ー５６７８ 로", ("０１０ー１２３４ー５６７８", "phone_number", 0.9)),
+        ("전화 010~1234~5678 로", ("010~1234~5678", "phone_number", 0.9)),
+        ("전화 010-1234-<br>5678 로", ("010-1234-<br>5678", "phone_number", 0.9)),
+        ("전화 010-1234-\n\n5678 로", ("010-1234-\n\n5678", "phone_number", 0.9)),
+        ("주민등록번호 900101-\n\n1234568 인", ("900101-\n\n1234568", "resident_registration_number", 0.95)),
+        ("이메일 hong@naver.\ncom 으로", ("hong@naver.\ncom", "email", 0.95)),
+        # a URL's user name and password go with it, whole; ftp, link shorteners, punycode hosts without a scheme
+        ("주소 https://hongkd:pa55w0rd@example.com/x 참조", ("https://hongkd:pa55w0rd@example.com/x", "url", 0.97)),
+        ("주소 ftp://files.example.com/a.zip 참조", ("ftp://files.example.com/a.zip", "url", 0.9)),
+        ("링크 bit.ly/3xYzAb 참조", ("bit.ly/3xYzAb", "url", 0.8)),
+        ("주소 xn--9n2bp8q.xn--3e0b707e 참조", ("xn--9n2bp8q.xn--3e0b707e", "url", 0.85)),
     ],
 )
 def test_recognition(text: str, expected: tuple[str, str, float]) -> None:
@@ -129,6 +143,7 @@ def test_recognition(text: str, expected: tuple[str, str, float]) -> None:
         "형법 제347조 제1항, 2019. 10. 12.자 결정",
         "회의는 at 3 dot 으로",  # "at" and "dot" without an address around them
         "2019. 10.\n12. 선고",  # a date wrapped at the margin stays a date
+        "기간 2019~2020, 제1~3항, 100~200만원, 1ㅡ2",  # ranges and a Hangul dash between small numbers
     ],
 )
 def test_look_alikes(text: str) -> None:

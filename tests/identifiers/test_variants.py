@@ -133,6 +133,10 @@ def test_every_generator_variant_is_replaced_many(name: str, seed: int, transfor
         ("hong(at)naver.com", "hong@naver.com"),
         ("hong [ at ] naver [dot] com", "hong@naver.com"),
         ("hong at naver dot com", "hong@naver.com"),
+        ("010-1234-<br>\n5678", "010-1234-5678"),
+        ("010-1234-\n\n5678", "010-1234-5678"),
+        ("010ㅡ1234ー5678~9", "010-1234-5678-9"),
+        ("blog.naver.\ncom/hong1234", "blog.naver.com/hong1234"),
         ("회의는 at 3 dot\n5 -", "회의는 at 3 dot\n5 -"),  # no address, no digit group: unchanged
     ],
 )

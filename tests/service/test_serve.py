@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime
 import http.client
+import io
 import json
 import logging
 import os
@@ -172,7 +173,8 @@ def test_deid_answers_carry_possible_misses_and_a_risk(service) -> None:
 
 
 BAD_BODIES = [
-    ("/v1/deid", b"{}", "text: Field required"),
+    ("/v1/deid", b"{}", "request body: Value error, give text or document (base64), one of the two"),
+    ("/v1/deid", b'{"document": "UEs="}', "request body: Value error, a document needs its filename"),
     ("/v1/deid", b'{"text": 5}', "text: Input should be a valid string"),
     ("/v1/deid", b'{"text": "x", "operator": "shred"}', "operator: Input should be 'mask', 'placeholder', 'surrogate'"),
     ("/v1/deid", b'{"text": "x", "operator": "thunder.deid.operators.MaskOperator"}', "operator: Input should be"),
@@ -346,6 +348,65 @@ def test_mapping_from_the_service_restores_the_original(service, key, tmp_path: 
     assert record["doc"] == "case-1" and reidentify(data["text"], record) == SECRET_TEXT
     status, data = post(url, "/v1/deid/batch", {"documents": [SECRET_TEXT, "010-3333-4444"], "mapping": True})
     assert status == 200 and all("mapping" in r for r in data["results"])
+
+
+def _hwpx(text: str) -> bytes:
+    from hwpx import HwpxDocument
+
+    document = HwpxDocument.new()
+    document.page.set_header(text=f"피고인 {SECRET_NAME}")
+    body = document.add_paragraph("피고인 ")
+    body.add_run(SECRET_NAME[:1], bold=True)
+    body.add_run(SECRET_NAME[1:] + text[text.index(SECRET_NAME) + len(SECRET_NAME):], italic=True)
+    return document.to_bytes()
+
+
+def test_deid_takes_a_document_and_answers_the_document_de_identified(service, key, tmp_path: Path) -> None:
+    import base64
+    import zipfile
+
+    from thunder.documents.formats import read_bytes
+
+    url, _ = service
+    upload = base64.b64encode(_hwpx(SECRET_TEXT)).decode()
+    status, data = post(url, "/v1/deid", {"document": upload, "filename": "판결.hwpx", "mapping": True})
+    assert status == 200 and data["filename"] == "판결.hwpx"
+    written = base64.b64decode(data["document"])
+    with zipfile.ZipFile(io.BytesIO(written)) as archive:  # no identifier in any part
+        for name in archive.namelist():
+            content = archive.read(name)
+            assert SECRET_PHONE.encode() not in content and SECRET_NAME.encode() not in content, name
+    text = read_bytes("x.hwpx", written).text
+    assert text == data["text"] and "피고인 A는 B로 전화하였고" in text
+    original = read_bytes("x.hwpx", base64.b64decode(upload)).text
+    assert all(original[s["start"] : s["end"]] == s["text"] for s in data["spans"])  # offsets of the extracted text
+    (tmp_path / "m.jsonl").write_text(json.dumps(data["mapping"]) + "\n", encoding="utf-8")
+    assert reidentify(text, Mapping(tmp_path / "m.jsonl", key).find(text)) == original
+    status, data = post(url, "/v1/deid", {"document": upload, "filename": "판결.hwpx", "out_format": "text"})
+    assert status == 200 and data["filename"] == "판결.txt"
+    assert base64.b64decode(data["document"]).decode("utf-8") == data["text"]
+
+
+@pytest.mark.parametrize("body, status, reason", [
+    ({"document": "bm90IGEgemlw", "filename": "a.docx"}, 400, "document refused: corrupt or truncated"),
+    ({"document": "UEsDBA==", "filename": "a.hwpx"}, 400, "document refused: corrupt or truncated"),
+    ({"document": "%%%", "filename": "a.hwpx"}, 400, "document: not valid base64"),
+    ({"document": "AAAA", "filename": "a.hwp"}, 400, "document refused: HWP 5 (binary) is not read yet"),
+    ({"document": "AAAA", "filename": "a.exe"}, 415, "filename: .exe is not a document format read here"),
+    ({"document": "AAAA", "filename": "a.hwpx", "text": "x"}, 400, "give text or document"),
+])  # fmt: skip
+def test_a_bad_document_is_refused_with_its_one_line_reason(service, body, status: int, reason: str) -> None:
+    url, _ = service
+    got, data = post(url, "/v1/deid", body)
+    assert got == status and reason in data["error"] and "\n" not in data["error"]
+
+
+def test_an_oversized_document_gives_413(service) -> None:
+    import base64
+
+    url, _ = service
+    status, data = post(url, "/v1/deid", {"document": base64.b64encode(b"x" * LIMIT).decode(), "filename": "a.docx"})
+    assert status == 413 and "limit" in data["error"]
 
 
 def test_mapping_needs_a_server_key(logs) -> None:
@@ -558,7 +619,8 @@ def test_the_api_description_and_its_docs_come_from_the_package(service) -> None
     assert body == {"$ref": "#/components/schemas/DeidRequest"}
     components = schema["components"]["schemas"]
     assert {"DeidRequest", "BatchRequest", "ApplyRequest", "ReviewedSpan", "DeidAnswer"} <= set(components)
-    assert set(components["DeidRequest"]["required"]) == {"text"}
+    assert "required" not in components["DeidRequest"]  # text, or a document with its filename
+    assert {"text", "document", "filename", "out_format"} <= set(components["DeidRequest"]["properties"])
     with urllib.request.urlopen(url + "/docs", timeout=30) as response:
         page = response.read().decode()
     references = re.findall(r"""(?:src|href)=["']([^"']+)""", page)

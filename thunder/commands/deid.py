@@ -11,9 +11,10 @@ some document was not de-identified.
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from thunder.deid.mapping import MappingKey, MappingWriter, replacing_edits
 from thunder.deid.pipeline import Deidentifier, PipelineOptions
@@ -83,6 +84,33 @@ def _document(doc: Document, result: Any, out_format: str | None) -> bytes | Non
     return render(doc.extracted, edits, out_format, {span.text: span.placeholder for span in result.spans})
 
 
+def _name_deidentifier(deidentifier: Deidentifier, batch_size: int) -> Callable[[list[str]], list[str]]:
+    """De-identify names (JSONL ids, output folders and file stems) as text, with ``deidentifier``: ``_``
+    is read as a space (``홍길동_010-1234-5678``: two words), each replacement written over the name, the rest kept."""
+
+    def deidentify(names: list[str]) -> list[str]:
+        spaced = [name.replace("_", " ") for name in names]
+        results = []
+        for i in range(0, len(spaced), batch_size):  # as deidentify_batch, which counts the documents' batches
+            texts = spaced[i : i + batch_size]
+            results += [deidentifier.finish(t, p) for t, p in zip(texts, deidentifier.predict_tokens(texts))]
+        return [_rewritten(name, text, result) for name, text, result in zip(names, spaced, results)]
+
+    return deidentify
+
+
+def _rewritten(name: str, spaced: str, result: Any) -> str:
+    """``name`` with the replacements of ``result`` (the de-identified ``spaced``); its text where they don't fit."""
+    if result.text == spaced:
+        return name
+    parts, last = [], 0
+    for start, end, replacement in replacing_edits(spaced, result.text, result.spans):
+        parts += (name[last:start], replacement)
+        last = end
+    rebuilt = "".join(parts) + name[last:]
+    return rebuilt if rebuilt.replace("_", " ") == result.text else result.text
+
+
 def deid_command(
     inputs: list[str] = [],
     out: str | None = None,
@@ -98,6 +126,7 @@ def deid_command(
     triage: TriageRule = TriageRule(),
     allow_unverified: bool = False,
     out_format: str | None = None,
+    keep_names: bool = False,
 ) -> None:
     """De-identify text files, documents, directories (*.txt, *.md, *.jsonl, *.docx, *.hwpx, *.pdf recursively), JSONL
     ({"id", "text"} per line) or stdin.
@@ -129,8 +158,12 @@ def deid_command(
         triage: the triage rule (--near_margin, --near_weight, --cut_word_weight, --part_weight, ...).
         allow_unverified: run a model that records no fingerprint or self-test answers (refused otherwise); the
             run record of --out says so.
-        out_format: write documents (.docx, .hwpx, .pdf) as text, docx or hwpx; default: each in its own format,
-            a PDF as text (docs/formats.md). Text and JSONL inputs stay text.
+        out_format: the format documents are written in: text, docx or hwpx (default: each .docx and .hwpx in its
+            own, a .pdf as text; docs/formats.md). Text and JSONL inputs stay text.
+        keep_names: write JSONL ids and output folder and file names as the inputs have them (default: de-identified
+            like the text, by the same recognizers and model, e.g. ``2020고단1234_홍길동_010-1234-5678.txt`` ->
+            ``2020고단1234_A_B.txt``; two that would meet get a counter, ``_2``; the spans file, mapping and review
+            queue keep naming the inputs' ids).
     """
     try:
         listing = list_inputs(inputs, TEXT_SUFFIXES + JSONL_SUFFIXES + DOCUMENT_SUFFIXES)
@@ -144,23 +177,45 @@ def deid_command(
         out_dir, spans_path = Path(out) if out else None, Path(spans) if spans else None
         if (mapping is None) != (key_file is None):
             raise InputError("--mapping and --key_file go together")
-        plan = OutputPlan("thunder deid", Layout.MIRROR, out_dir, listing, mirror_slots(listing, rename),
-                          in_place=in_place, spans=spans_path, with_span_text=not no_span_text)  # fmt: skip
-        plan.check({"--spans": spans_path, "--mapping": Path(mapping) if mapping else None,
-                    "--key_file": Path(key_file) if key_file else None,
-                    "--review_queue": Path(review_queue) if review_queue else None})  # fmt: skip
+
+        def planned(names: Callable[[list[str]], list[str]] | None = None) -> OutputPlan:
+            """The outputs, checked (``names``: de-identifies output names and JSONL ids)."""
+            plan = OutputPlan("thunder deid", Layout.MIRROR, out_dir, listing, mirror_slots(listing, rename, names),
+                              in_place=in_place, spans=spans_path, with_span_text=not no_span_text)  # fmt: skip
+            plan.check({"--spans": spans_path, "--mapping": Path(mapping) if mapping else None,
+                        "--key_file": Path(key_file) if key_file else None,
+                        "--review_queue": Path(review_queue) if review_queue else None})  # fmt: skip
+            return plan
+
+        plan = planned()  # as the inputs name them: mistakes are refused before the model loads
     except InputError as error:
         raise SystemExit(f"thunder deid: error: {error}") from None
     from thunder.model.integrity import unverified_allowed  # torch: not for --help
 
     with unverified_allowed(allow_unverified):
         deidentifier = pipeline.build(policy)
+    if not keep_names and not in_place:  # ids and file names may identify too: de-identified like the text
+        named = plan.slots
+        try:
+            # the recognizers alone: a model reads names without a sentence around them (a small one takes any
+            # word for a name), and output names must stay the same from run to run
+            recognizers_only = replace(pipeline, model=None, verify=None)
+            by_recognizers = recognizers_only.build(policy) if pipeline.recognizers != [] else None
+            plan = planned(_name_deidentifier(by_recognizers, pipeline.batch_size)) if by_recognizers else plan
+        except InputError as error:
+            raise SystemExit(f"thunder deid: error: {error}") from None
+        except Exception as error:  # fail closed: no output under a name that was not de-identified
+            raise SystemExit(f"thunder deid: error: the output names and ids were not de-identified "
+                             f"({type(error).__name__}: {error}); nothing written") from None  # fmt: skip
+        if changed := sum(a.name != b.name or a.output_id != b.output_id for a, b in zip(named, plan.slots)):
+            print(f"thunder deid: {changed} output names or ids de-identified (--keep_names keeps them)",
+                  file=sys.stderr)
     deidentifier.progress = plan.model_progress
     model = Triage(deidentifier, triage) if review_queue is not None else deidentifier
     if note := deidentifier.coverage():
         print(f"thunder deid: {note}", file=sys.stderr)
     settings = run_settings(pipeline, deidentifier, allow_unverified, layout=Layout.MIRROR.value, spans=_absolute(spans_path),
-                            span_text=not no_span_text, mapping=_absolute(mapping),
+                            span_text=not no_span_text, mapping=_absolute(mapping), keep_names=keep_names,
                             **({"out_format": out_format} if out_format else {}))  # fmt: skip
     restore = catch_signals()  # Ctrl-C and SIGTERM: KeyboardInterrupt, finished documents stay written
     writer = queue = None

@@ -220,12 +220,41 @@ def restoring_edits(original: str, output: str, spans: Sequence[Any]) -> list[tu
     from a replacement to the kept rest of the following gap. Where that reading is ambiguous (a replacement that
     contains the following text), a character diff is used instead.
     """
-    edits = _edits_from_spans(original, output, spans)
+    edits = _edits_from_spans(original, output, sorted(spans, key=lambda s: (s.start, s.end)))  # in text order
     if edits is None or apply_edits(output, edits) != original:
-        matcher = difflib.SequenceMatcher(None, output, original, autojunk=len(output) > 20000)
-        edits = [(i1, i2, original[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+        edits = _diff(output, original)
     if apply_edits(output, edits) != original:  # cannot happen for a valid diff; never write a wrong mapping
         raise RuntimeError("could not derive edits restoring the original text")
+    return edits
+
+
+def _diff(output: str, original: str) -> list[tuple[int, int, str]]:
+    """The edits turning ``output`` into ``original`` by a diff of lines, then of characters inside each changed line
+    (line by line where a changed block keeps its number of lines): a character diff of a whole judgment is
+    quadratic (seconds for 30 pages)."""
+    edits: list[tuple[int, int, str]] = []
+    ours, theirs = output.splitlines(keepends=True), original.splitlines(keepends=True)
+    starts = [0]
+    for line in ours:
+        starts.append(starts[-1] + len(line))
+    matcher = difflib.SequenceMatcher(None, ours, theirs, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        if tag != "replace":
+            edits.append((starts[i1], starts[i2], "".join(theirs[j1:j2])))
+            continue
+        pairs = (list(zip(range(i1, i2), range(j1, j2))) if i2 - i1 == j2 - j1
+                 else [(None, None)])  # fmt: skip
+        for i, j in pairs:
+            base = starts[i1] if i is None else starts[i]
+            a = "".join(ours[i1:i2]) if i is None else ours[i]
+            b = "".join(theirs[j1:j2]) if j is None else theirs[j]
+            same = len(os.path.commonprefix([a, b]))  # the line's unchanged start and end are not diffed
+            end = min(len(os.path.commonprefix([a[same:][::-1], b[same:][::-1]])), len(a) - same, len(b) - same)
+            a, b, base = a[same : len(a) - end], b[same : len(b) - end], base + same
+            chars = difflib.SequenceMatcher(None, a, b, autojunk=len(a) > 20000)
+            edits += [(base + k1, base + k2, b[l1:l2]) for op, k1, k2, l1, l2 in chars.get_opcodes() if op != "equal"]
     return edits
 
 

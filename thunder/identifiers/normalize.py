@@ -8,8 +8,9 @@ A judgment may write ``０１０－１２３４－５６７８`` (full-width), `
   superscript and other enclosed forms stay as they are, and so does Hangul;
 - the dash variants (hyphens, en/em dashes, minus signs, ...) to ``-``;
 - invisible characters (zero-width spaces and joiners, word joiner, byte-order mark, soft hyphen) to nothing;
-- a line break inside a group of digits to nothing (``900101-\n1234567``, ``010-1234-\n5678``: a judgment's text
-  wrapped at its margin);
+- a line break (one or two, or an HTML ``<br>``) inside a group of digits to nothing (``900101-\n1234567``,
+  ``010-1234-<br>5678``: a judgment's text wrapped at its margin), and one after an address's dot (``hong@naver.\ncom``);
+- what a clerk types as a dash between two digits (the Hangul ``ㅡ``, the katakana ``ー``, ``~``) to ``-``;
 - the ways an e-mail address is written to dodge collectors to ``@`` and ``.`` (``hong(at)naver.com``,
   ``hong [at] naver [dot] com``, ``hong at naver dot com``),
 
@@ -82,9 +83,17 @@ class NormalView:
         return self._origin(start)[0], self._origin(end - 1)[1]
 
 
+# what a clerk types as a dash between digits, though no dash: the Hangul vowel ㅡ (compatibility, conjoining and
+# half-width forms), the katakana long vowel mark ー (and its half-width form), the tilde and wave dashes
+DIGIT_DASHES = "\u3161\u1173\uffda\u30fc\uff70~\u301c\uff5e"
+# one or two line ends (or HTML ``<br>``) with the spaces around them: a text wrapped at its margin
+_BREAK = r"(?:[ \t]*(?:\r\n|\r|\n|<[bB][rR][ \t]*/?>)){1,2}[ \t]*"
 # several characters the view writes as one (or none): (pattern, what the match becomes)
 _RUNS = (
-    (re.compile(r"(?<=\d-)[ \t]*\r?\n[ \t]*(?=\d)|(?<=\d)[ \t]*\r?\n[ \t]*(?=-\d)"), ""),  # a wrapped digit group
+    (re.compile(rf"(?<=\d[-{DASHES}]){_BREAK}(?=\d)|(?<=\d){_BREAK}(?=[-{DASHES}]\d)"), ""),  # a wrapped digit group
+    (re.compile(f"(?<=\\d)[{DIGIT_DASHES}](?=\\d)"), "-"),  # 010ㅡ1234ㅡ5678, 010~1234~5678
+    # an address wrapped after a dot (hong@naver.⏎com)
+    (re.compile(r"(?i)(?<=[a-z0-9]\.)[ \t]*\r?\n[ \t]*(?=(?:com|net|org|kr|co|go|ac|or|ne|info|biz|io|me)\b)"), ""),
     (re.compile(r"(?i)(?<=[a-z0-9_.+-])[ \t]*[(\[][ \t]*at[ \t]*[)\]][ \t]*(?=[a-z0-9])"), "@"),
     (re.compile(r"(?i)(?<=[a-z0-9])[ \t]*[(\[][ \t]*dot[ \t]*[)\]][ \t]*(?=[a-z0-9])"), "."),
     (re.compile(r"(?i)(?<=[a-z0-9_.+-]) at (?=[a-z0-9-]+(?: dot |\.)[a-z]{2,})"), "@"),

@@ -18,28 +18,38 @@ _HOST = (  # Hangul labels (예시.한국), punycode; a Hangul ending only befor
     r"(?:xn--[a-z0-9-]+(?![a-z0-9-])|[a-z]{2,}(?![a-z0-9-])|[가-힣]{2,}(?=[/?#:\s.,;)\]]|$))(?!\.[a-z0-9가-힣])"
 )
 _PATH = rf"(?:[/?#]{_TAIL}|/)?"  # a path stops before Hangul, as a particle follows (/a에서)
+_START = r"(?i:(?:https?|s?ftp|ftps)://|www\.)"  # a scheme (web or file transfer) or www.
+_USER = r"[^\s/?#@<>\"'가-힣]+@"  # a user name and password (https://hongkd:pa55w0rd@example.com)
 TOP_LEVEL_DOMAINS = (
     "co.kr", "or.kr", "go.kr", "ac.kr", "ne.kr", "re.kr", "pe.kr", "kr", "com", "net", "org", "info", "biz", "io",
     "me", "tv", "app", "dev", "shop", "site", "xyz", "jp", "cn", "us", "uk",
+    "ly", "gl", "gd", "co", "to", "cc", "link",  # link shorteners: bit.ly, goo.gl, is.gd, t.co, han.gl, ...
 )  # fmt: skip
 
 
 class Url(PatternRecognizer):
-    """URLs with a scheme or ``www.`` in any case (0.9; internationalised hosts too: ``https://www.예시.한국/a``,
-    punycode ``xn--``), or a host under a common top-level domain followed by a path (``blog.naver.com/hong1234``:
-    0.8); trailing punctuation and closing brackets are left out."""
+    """URLs with a scheme (``http``, ``https``, ``ftp``, ``sftp``, ``ftps``) or ``www.`` in any case (0.9;
+    internationalised hosts too: ``https://www.예시.한국/a``, punycode ``xn--``; 0.97 with a user name or password,
+    ``https://hongkd:pa55w0rd@example.com/x``, so that the whole URL goes, not the address-like part), a host under a
+    common top-level domain or a link shortener followed by a path (``blog.naver.com/hong1234``, ``bit.ly/3xYz``:
+    0.8), or a punycode host without a scheme (``xn--9n2bp8q.xn--3e0b707e``: 0.85); trailing punctuation and closing
+    brackets are left out."""
 
     name = "url"
     identifier = NAME
     _DOMAINS = "|".join(re.escape(domain) for domain in TOP_LEVEL_DOMAINS)
     pattern = re.compile(
-        rf"(?P<id>(?i:https?://|www\.)(?i:{_HOST}){_PATH}"
-        rf"|(?i:https?://|www\.){_TAIL}"
-        rf"|(?<![\w.@/-])(?i:(?:[a-z0-9-]+\.)+(?:{_DOMAINS}))/{_TAIL})"
+        rf"(?P<id>{_START}(?:{_USER})?(?i:{_HOST}){_PATH}"
+        rf"|{_START}{_TAIL}"
+        rf"|(?<![\w.@/-])(?i:(?:[a-z0-9-]+\.)+(?:{_DOMAINS}))/{_TAIL}"
+        rf"|(?<![\w.@/-])(?i:(?=[a-z0-9.-]*xn--)(?:[a-z0-9-]+\.)+[a-z0-9-]*[a-z0-9])(?![a-z0-9-]){_PATH})"
     )
 
     def score(self, match: re.Match, text: str) -> float:
-        return 0.9 if re.match(r"(?i)https?://|www\.", match.group("id")) else 0.8
+        url = match.group("id")
+        if re.match(_START, url):  # a user name or password inside outweighs the e-mail address it looks like
+            return 0.97 if "@" in url.split("/", 3)[2 if "://" in url else 0] else 0.9
+        return 0.85 if "xn--" in url.lower() else 0.8
 
 
 def generate(rng: random.Random, context: MentionContext) -> str:

@@ -39,7 +39,7 @@ import signal
 import socket
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from enum import Enum
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Mapping, Sequence
@@ -88,11 +88,19 @@ class Slot:
     record: bool = False
     where: str = ""  # the input, for messages: FILE or FILE:LINE
     source: Path | None = None  # the input file (``in_place`` writes over it)
+    out_id: str | None = None  # the id written in the output (a de-identified ``doc``); None: ``doc``
+
+    @property
+    def output_id(self) -> str:
+        """The id the output names the document by."""
+        return self.doc if self.out_id is None else self.out_id
 
 
-def mirror_slots(listing: Listing, rename: Callable[[str], str] | None = None) -> list[Slot]:
+def mirror_slots(listing: Listing, rename: Callable[[str], str] | None = None,
+                 deidentify: Callable[[list[str]], list[str]] | None = None) -> list[Slot]:  # fmt: skip
     """The slots of ``thunder deid``'s inputs (``rename``: a file's output name from its relative path, e.g. another
-    format's suffix); two records of one JSONL file with one id are refused."""
+    format's suffix); two records of one JSONL file with one id are refused. ``deidentify`` (texts -> de-identified
+    texts): the output names (folders and file stems) and JSONL ids are de-identified by it (:func:`_deidentified`)."""
     slots = []
     for file in listing.files:
         if not file.jsonl:
@@ -105,7 +113,66 @@ def mirror_slots(listing: Listing, rename: Callable[[str], str] | None = None) -
                 raise InputError(f"{file.path}:{doc.line}: id {doc.id!r} repeats line {first[doc.id]}")
             first.setdefault(doc.id, doc.line or 0)
             slots.append(Slot(file.relative, doc.id, True, doc.where, file.path))
-    return slots
+    return slots if deidentify is None else _deidentified(slots, deidentify)
+
+
+def _name_pieces(name: str) -> tuple[list[str], str]:
+    """The folders and the file stem of a relative output name, and its suffix (``.txt``)."""
+    *folders, last = name.split("/")
+    stem, dot, suffix = last.rpartition(".") if "." in last.lstrip(".") else (last, "", "")
+    return [*folders, stem], dot + suffix
+
+
+def _deidentified(slots: list[Slot], deidentify: Callable[[list[str]], list[str]]) -> list[Slot]:
+    """``slots`` with de-identified output names (each folder and file stem, the suffix kept) and JSONL ids (as
+    ``out_id``; spans, mapping and review queue keep naming the input's ``doc``). A name or id that would meet
+    another (two people, one placeholder) gets a counter (``A_2.txt``, ``2020고단1234_A_2``); unchanged ones keep
+    theirs."""
+    pieces = (piece for slot in slots for piece in _name_pieces(slot.name)[0])
+    texts = list(dict.fromkeys([*pieces, *(slot.doc for slot in slots if slot.record)]))
+    done = dict(zip(texts, deidentify(texts)))
+
+    def safe(text: str) -> str:  # a piece of a path: no separator, never empty, "." or ".."
+        text = done[text].replace("/", "_").replace("\\", "_").replace("\0", "")
+        return text if text.strip(".") else "_"
+
+    def renamed(name: str) -> str:
+        pieces, suffix = _name_pieces(name)
+        return "/".join(map(safe, pieces)) + suffix
+
+    names = _distinct({s.name: renamed(s.name) for s in slots}, _counted)
+    by_file: dict[str, dict[str, str]] = {}  # JSONL input -> its ids, de-identified
+    for slot in slots:
+        if slot.record:
+            by_file.setdefault(slot.name, {})[slot.doc] = done[slot.doc]
+    ids = {name: _distinct(renamed_ids, lambda i, k: f"{i}_{k}") for name, renamed_ids in by_file.items()}
+    out = []
+    for slot in slots:
+        out_id = ids[slot.name][slot.doc] if slot.record else None
+        out.append(replace(slot, name=names[slot.name], out_id=out_id))
+    return out
+
+
+def _counted(name: str, count: int) -> str:
+    """``name`` with ``_count`` before its suffix (``A.txt`` -> ``A_2.txt``)."""
+    pieces, suffix = _name_pieces(name)
+    return "/".join(pieces[:-1] + [f"{pieces[-1]}_{count}"]) + suffix
+
+
+def _distinct(renamed: dict[str, str], counted: Callable[[str, int], str]) -> dict[str, str]:
+    """``renamed`` (original -> new) with new values that differ: unchanged ones first, the others in order, with
+    the first free ``counted(new, 2, 3, ...)`` where theirs is taken."""
+    taken = {new for old, new in renamed.items() if old == new}
+    distinct = {}
+    for old, new in renamed.items():
+        if old != new:
+            count = 1
+            while new in taken:
+                count += 1
+                new = counted(renamed[old], count)
+            taken.add(new)
+        distinct[old] = new
+    return distinct
 
 
 @dataclass
@@ -306,7 +373,7 @@ class OutputPlan:
             for name in {slot.name for slot in self.slots if slot.record}:
                 self._jsonl[name] = JsonlAppender(self.out / name, ours=0)
             ids = {name: {str(r.get("id")) for r in appender.records} for name, appender in self._jsonl.items()}
-            self._done = {s for s in self.slots if (s.doc in ids[s.name] if s.record else self._exists(s))}
+            self._done = {s for s in self.slots if (s.output_id in ids[s.name] if s.record else self._exists(s))}
         else:
             self._done = {s for s in self.slots if self._exists(s)}
         self.counts.already = len(self._done)
@@ -371,19 +438,20 @@ class OutputPlan:
         the output file's bytes when they are not the text (a document written in its own format)."""
         relative = slot.name if slot is not None and self.layout is Layout.MIRROR else None
         doc = slot.doc if slot is not None else "<stdin>"
+        output_id = slot.output_id if slot is not None else doc
         if self._spans is not None:
             self._spans.write([span_record(doc, s, relative, self.with_span_text) for s in result.spans])
         beside = self.spans_beside and self.out is not None and not self.in_place and not slot.record  # type: ignore[union-attr]
         records = [span_record(doc, s) for s in result.spans] if beside else []
         if self.out is None and not self.in_place:
-            line = json.dumps({"id": doc, "text": result.text}, ensure_ascii=False) + "\n"
+            line = json.dumps({"id": output_id, "text": result.text}, ensure_ascii=False) + "\n"
             sys.stdout.write(result.text if self.plain else line)
             sys.stdout.flush()
         elif self.in_place:
             source = slot.source.resolve()  # type: ignore[union-attr]
             write_atomic(source, result.text if content is None else content, source.stat())
         elif slot.record:  # type: ignore[union-attr]
-            self._jsonl[slot.name].write([{"id": doc, "text": result.text}])  # type: ignore[union-attr]
+            self._jsonl[slot.name].write([{"id": output_id, "text": result.text}])  # type: ignore[union-attr]
         else:
             target = self.out / slot.name  # type: ignore[operator, union-attr]
             if beside:

@@ -14,6 +14,8 @@ template, status, sizes and timings, and an error inside the pipeline is logged 
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import contextlib
 import hmac
 import ipaddress
@@ -35,11 +37,13 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 from swagger_ui_bundle import swagger_ui_path
 
-from thunder.deid.mapping import MappingKey
+from thunder.deid.mapping import MappingKey, replacing_edits
 from thunder.deid.overlaps import REVIEWER
 from thunder.deid.pipeline import Deidentifier, DeidResult
 from thunder.deid.recognizers.registry import ScoredSpan
 from thunder.deid.triage import TriageRule
+from thunder.documents.formats import SUFFIXES, Extracted, FormatError, output_name, read_bytes, render
+from thunder.documents.formats import Replacement as Edit
 from thunder.service.batching import Batcher
 from thunder.service.bodies import (
     REQUESTS,
@@ -48,6 +52,7 @@ from thunder.service.bodies import (
     BatchRequest,
     DeidAnswer,
     DeidRequest,
+    DocumentAnswer,
     ErrorAnswer,
     Replacement,
     RequestError,
@@ -213,15 +218,18 @@ def create_app(
                              for t, info in zip(label_set.types if label_set else (), emitted)],  # fmt: skip
         }
 
-    @app.post("/v1/deid", dependencies=protected, response_model=None, summary="de-identify one text",
-              openapi_extra=_body_schema(DeidRequest), responses={200: {"model": DeidAnswer}, **refusals})  # fmt: skip
+    @app.post("/v1/deid", dependencies=protected, response_model=None, summary="de-identify one text or document",
+              openapi_extra=_body_schema(DeidRequest), responses={200: {"model": DocumentAnswer}, **refusals})  # fmt: skip
     async def deid(request: Request) -> JSONResponse:
         body = await read_body(request, max_request_bytes, DeidRequest)
         wanted = wants_mapping(body)
+        extracted = None if body.document is None else await asyncio.to_thread(_read_upload, body)
+        text = body.text if extracted is None else extracted.text
 
         async def work() -> dict:
-            (result,) = await batcher.deidentify([body.text], body.operator, body.threshold)
-            return {**result_json(result), **await seal(body.id, body.text, result, wanted)}
+            (result,) = await batcher.deidentify([text], body.operator, body.threshold)
+            written = {} if extracted is None else await asyncio.to_thread(_write_upload, extracted, result, body)
+            return {**result_json(result), **written, **await seal(body.id, text, result, wanted)}
 
         return JSONResponse(await answer(request, work()))
 
@@ -270,6 +278,34 @@ def create_app(
     app.mount("/static", StaticFiles(directory=REVIEW_DIR), name="static")
     app.mount("/docs/assets", StaticFiles(directory=DOCS_DIR), name="docs-assets")
     return Service(app, lifecycle, token_required=token is not None)
+
+
+def _read_upload(body: DeidRequest) -> Extracted:
+    """The text of an uploaded document: 415 for a format not read here, 400 with the format's one-line reason."""
+    name = Path(body.filename or "").name
+    if Path(name).suffix.lower() not in SUFFIXES:
+        raise RequestError(415, f"filename: {Path(name).suffix or 'no suffix'} is not a document format read here "
+                                f"({', '.join(SUFFIXES)})")  # fmt: skip
+    try:
+        data = base64.b64decode(body.document or "", validate=True)
+    except (binascii.Error, ValueError):
+        raise RequestError(400, "document: not valid base64") from None
+    try:
+        return read_bytes(name, data)
+    except FormatError as error:
+        raise RequestError(400, f"document refused: {error}") from None
+
+
+def _write_upload(extracted: Extracted, result: DeidResult, body: DeidRequest) -> dict:
+    """The de-identified document (base64) and its name, written and checked as ``thunder deid`` does; 422 with the
+    format's reason when it cannot be written safely."""
+    edits = [Edit(*edit) for edit in replacing_edits(extracted.text, result.text, result.spans)]
+    try:
+        data = render(extracted, edits, body.out_format, {span.text: span.placeholder for span in result.spans})
+    except FormatError as error:
+        raise RequestError(422, f"document not written: {error}") from None
+    name = output_name(Path(body.filename or "").name, body.out_format)
+    return {"document": base64.b64encode(data).decode("ascii"), "filename": name}
 
 
 def _dropped(text: str, span: ScoredSpan) -> str:

@@ -44,8 +44,24 @@ class Options(Replacement):
 
 
 class DeidRequest(Options):
-    text: str
+    text: str | None = Field(None, description="the text to de-identify (or give a document)")
+    document: str | None = Field(
+        None, description="instead of text: a DOCX, HWPX or PDF file, base64; answered with the de-identified file "
+        "(document, base64) and its name (filename); offsets are those of the text its reader extracts"
+    )
+    filename: str | None = Field(None, max_length=255, description="the document's name: its suffix names its format")
+    out_format: Literal["docx", "hwpx", "text"] | None = Field(
+        None, description="what the document is written as (default: its own format; a PDF as text)"
+    )
     id: str = Field("request", description="the document's name in the mapping record")
+
+    @model_validator(mode="after")
+    def _text_or_document(self) -> "DeidRequest":
+        if (self.text is None) == (self.document is None):
+            raise ValueError("give text or document (base64), one of the two")
+        if self.document is not None and not self.filename:
+            raise ValueError("a document needs its filename (its suffix names its format)")
+        return self
 
 
 class Document(_Body):
@@ -112,6 +128,11 @@ class DeidAnswer(BaseModel):
         None, description="possible misses: places left in that may be identifiers (not replaced; source possible_miss)"
     )
     mapping: dict | None = Field(None, description="present when asked for: one line of a mapping file")
+
+
+class DocumentAnswer(DeidAnswer):
+    document: str | None = Field(None, description="the de-identified document, base64 (when a document was sent)")
+    filename: str | None = Field(None, description="the de-identified document's name (its format's suffix)")
 
 
 class BatchResult(DeidAnswer):

@@ -31,13 +31,23 @@ OUT_FORMATS = ("text", *WRITERS)
 DEFAULT_OUT = {docx.SUFFIX: "docx", hwpx.SUFFIX: "hwpx", pdf.SUFFIX: "text"}
 
 __all__ = ["Extracted", "FormatError", "Location", "OUT_FORMATS", "Replacement", "SUFFIXES", "Segment",
-           "output_name", "read_document", "render"]  # fmt: skip
+           "output_name", "read_bytes", "read_document", "render"]  # fmt: skip
 
 
 def read_document(path: Path) -> Extracted:
     """The text of the document at ``path`` in reading order with its location map (:class:`FormatError`: refused;
     ``OSError``: unreadable)."""
     return READERS[path.suffix.lower()](path, path.read_bytes())
+
+
+def read_bytes(name: str, data: bytes) -> Extracted:
+    """The text of the document ``data`` named ``name`` (its suffix names the format; :class:`FormatError`:
+    refused, an unknown suffix too)."""
+    path = Path(name)
+    reader = READERS.get(path.suffix.lower())
+    if reader is None:
+        raise FormatError(f"{path.suffix or 'no suffix'}: not a document format read here ({', '.join(SUFFIXES)})")
+    return reader(path, data)
 
 
 def output_format(suffix: str, out_format: str | None) -> str:

@@ -105,15 +105,20 @@ def run_edits(extracted: Extracted, replacements: Sequence[Replacement]) -> dict
 
 def apply(text: str, edits: Iterable[Replacement]) -> str:
     """``text`` with disjoint ``edits`` (in its own offsets) made."""
-    for edit in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
-        text = text[: edit.start] + edit.text + text[edit.end :]
-    return text
+    pieces, position = [], 0
+    for edit in sorted(edits, key=lambda e: (e.start, e.end)):
+        pieces += [text[position : edit.start], edit.text]
+        position = edit.end
+    return "".join(pieces) + text[position:]
 
 
 def secrets_of(text: str, replacements: Sequence[Replacement], extra: Mapping[str, str]) -> dict[str, str]:
     """The texts that must not survive anywhere in the written document, each with what replaces it where it is
     found outside the mapped text (document properties, attributes): the replaced texts, a suffix the original and
-    the replacement share (an unchanged particle) left off, then ``extra`` (the spans' own texts); longest first."""
+    the replacement share (an unchanged particle) left off, then ``extra`` (the spans' own texts); longest first.
+    A text the de-identified text itself still holds is none: the pipeline kept it there on purpose (legal text, a
+    common noun where the model saw no identifier, inside a longer word: ``신호`` in ``신호등``)."""
+    kept = apply(text, replacements)
     found: dict[str, str] = {}
     for rep in replacements:
         original, new = text[rep.start : rep.end], rep.text
@@ -124,7 +129,7 @@ def secrets_of(text: str, replacements: Sequence[Replacement], extra: Mapping[st
     for original, new in extra.items():
         if len(original.strip()) >= MIN_SECRET:
             found.setdefault(original, new)
-    return dict(sorted(found.items(), key=lambda item: -len(item[0])))
+    return dict(sorted(((s, new) for s, new in found.items() if s not in kept), key=lambda item: -len(item[0])))
 
 
 def scrub(value: str, secrets: Mapping[str, str]) -> str:

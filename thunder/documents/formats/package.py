@@ -12,7 +12,7 @@ import re
 import zipfile
 import zlib
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping
 
 from lxml import etree
 
@@ -208,6 +208,9 @@ def write_text(package: Package, extracted: Extracted, replacements: list[Replac
 
 
 def _scrub_tree(root: etree._Element, held: set[tuple[int, str]], secrets: Mapping[str, str]) -> bool:
+    secrets = _present(_values(root), secrets)  # one search of the whole part, then each value for those found
+    if not secrets:
+        return False
     dirty = False
     for element in root.iter():
         for attr in ("text", "tail"):
@@ -231,12 +234,18 @@ def check_written(data: bytes, secrets: Mapping[str, str], reread: Callable[[byt
         raise FormatError("a replaced text survives in the written document's text")
     for name, content in Package(data).parts.items():
         if name.lower().endswith(XML_SUFFIXES):
-            values = _values(parse_xml(content, name).getroot())
-            found = next((s for value in values if (s := survivor(value, secrets)) is not None), None)
+            found = next(iter(_present(_values(parse_xml(content, name).getroot()), secrets)), None)
         else:
             found = next((s for s in secrets if s.encode("utf-8") in content or s.encode("utf-16-le") in content), None)
         if found is not None:
             raise FormatError(f"a replaced text survives in part {name} of the written document")
+
+
+def _present(values: Iterable[str], secrets: Mapping[str, str]) -> dict[str, str]:
+    """The secrets found in any of ``values``: one search of each secret in the values joined by NUL (which no XML
+    text, hence no secret, holds), not one search of each secret in each value."""
+    joined = "\x00".join(values)
+    return {secret: new for secret, new in secrets.items() if secret in joined}
 
 
 def _values(root: etree._Element) -> Iterator[str]:
