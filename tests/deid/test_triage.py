@@ -24,6 +24,7 @@ from thunder.deid.triage import (
     TriagedResult,
     TriageRule,
     merge_marks,
+    whole_word,
     worth_a_look,
 )
 from thunder.evaluation import evaluate as ev
@@ -128,14 +129,15 @@ def test_the_rest_of_a_cut_word_is_a_possible_miss_its_particles_are_not() -> No
     spans = [span_at(text, "증평송산지구칸타빌", "아파트"), span_at(text, "늑힌쳔"), span_at(text, "101동 1001", ADDRESS),
              span_at(text, "홍길동")]  # fmt: skip
     result = triaged(text, spans)
-    assert marks(result) == [("아파트", "cut_word"), ("구", "cut_word")]  # not 에서, 에게, 호 (kept), 이
-    first, second = result.suggestions
-    assert (first.label, first.placeholder) == ("아파트", "A") and (second.label, second.placeholder) == (NAME, "B")
+    assert marks(result) == [("구", "cut_word")]  # not 에서, 에게, 아파트 and 호 (kept: head nouns), 이
+    (second,) = result.suggestions
+    assert (second.label, second.placeholder) == (NAME, "B")
     rule = TriageRule()
-    clean = math.exp(-rule.unmarked_rate * len(text) / 10_000) * (1 - rule.cut_word_weight) ** 2
+    clean = math.exp(-rule.unmarked_rate * len(text) / 10_000) * (1 - rule.cut_word_weight)
     assert result.risk == pytest.approx(1 - clean, abs=1e-4)
-    assert marks(triaged(text, spans, TriageRule(cut_word_keep=()))) == [
-        ("아파트", "cut_word"), ("구", "cut_word"), ("호", "cut_word")]  # fmt: skip
+    unkept = triaged(text, spans, TriageRule(cut_word_keep=()))
+    assert marks(unkept) == [("아파트", "cut_word"), ("구", "cut_word"), ("호", "cut_word")]
+    assert (unkept.suggestions[0].label, unkept.suggestions[0].placeholder) == ("아파트", "A")
     assert marks(triaged(text, spans, TriageRule(cut_word_weight=0))) == []
 
 
@@ -340,3 +342,55 @@ def test_a_near_threshold_mark_is_worth_a_look_only_where_accepting_it_could_hel
     start = text.index(word)
     protected = Protection(PublicationPolicy()).coverage(text)
     assert worth_a_look(text, start, start + len(word), protected) is worth
+
+
+def test_no_rest_mark_on_a_head_noun_left_after_a_replaced_name() -> None:
+    """Issue 67: ``A아파트``, ``B은행``, ``C지점``, ``D모텔``: the generic noun after a replaced name is no mark."""
+    text = "피고인은 칸타빌아파트에서 국민은행 역삼지점의 직원과 만나 장미모텔로 갔고, 그 뒤 송산단지로 갔다."
+    spans = [span_at(text, mention, ADDRESS) for mention in ("칸타빌", "국민", "역삼", "장미", "송산")]
+    assert marks(triaged(text, spans)) == [("단지", "cut_word")]  # only the rest that is no generic head noun
+
+
+@pytest.mark.parametrize(
+    ("text", "run", "word"),
+    [
+        ("그는 거래처인 회사에 갔다.", "처인", "거래처인"),  # begins inside a word: the whole word
+        ("그는 거래처에게 갔다.", "처", "거래처"),  # its particles aside
+        ("그는 신호등 앞에 섰다.", "신호", "신호등"),  # ends inside a word
+        ("피해자 김영희와 만났다.", "영희", "김영희"),  # a name the model was sure of only in part
+        ("피해자 김영희와 만났다.", "김영희와", "김영희와"),  # a whole word already
+    ],
+)
+def test_a_near_threshold_run_inside_a_word_is_widened_to_the_word(text: str, run: str, word: str) -> None:
+    """Issue 67: no mark is a part of a word (``처인`` of ``거래처인``): the run becomes the word, less its particles."""
+    start = text.index(run)
+    left = text.index(word)
+    assert whole_word(text, start, start + len(run), bytearray(len(text))) == (left, left + len(word))
+    replaced = bytearray(len(text))
+    replaced[start - 1] = 1  # a replaced character stops the widening
+    assert whole_word(text, start, start + len(run), replaced)[0] == start
+
+
+@pytest.mark.parametrize(
+    ("text", "replaced_word", "word", "worth"),
+    [
+        ("그는 칸타빌아파트에서 살았다.", "칸타빌", "아파트", False),  # a head noun after a replacement
+        ("그는 칸타빌아파트에서 살았다.", "칸타빌", "아파트에서", False),
+        ("그는 국민은행에 갔다.", "국민", "은행", False),
+        ("그는 장미모텔로 갔다.", "장미", "모텔", False),
+        ("그는 송산늑힌쳔에게 갔다.", "송산", "늑힌쳔", True),  # the rest of a cut word that is no head noun
+        ("그는 아파트에서 살았다.", None, "아파트", True),  # not after a replacement: the model's score decides
+    ],
+)
+def test_a_near_threshold_mark_is_no_head_noun_left_after_a_replacement(
+    text: str, replaced_word: str | None, word: str, worth: bool
+) -> None:
+    start = text.index(word)
+    replaced = bytearray(len(text))
+    if replaced_word:
+        at = text.index(replaced_word)
+        replaced[at : at + len(replaced_word)] = b"\x01" * len(replaced_word)
+    protected = Protection(PublicationPolicy()).coverage(text)
+    keep = TriageRule().cut_word_keep
+    assert worth_a_look(text, start, start + len(word), protected, replaced, keep) is worth
+    assert worth_a_look(text, start, start + len(word), protected)  # judged alone, as before

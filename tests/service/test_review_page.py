@@ -1041,3 +1041,45 @@ def test_one_occurrence_rejected_stays_whatever_is_replaced_elsewhere(page, tmp_
     review = json.loads(Path(download.value.path()).read_text(encoding="utf-8"))
     assert sorted(start for start, _, _ in review["rejected"]) == sorted(compounds)
     assert sorted(start for start, *_ in review["spans"]) == sorted(set(found) - compounds)
+
+
+def test_a_clerks_added_span_lowers_the_risk_and_a_finished_review_leaves_the_unmarked_part(page) -> None:
+    """Issue 67: the risk on the page follows the review. Two possible misses and an unmarked part of 0.8 (the rule's
+    chance of a leak no mark points at, 1.61 expected) arrive with the answer; adding ``목동``, where no mark pointed,
+    finds one of those leaks (0.61 expected: 0.46); deciding both marks leaves that part alone, and re-applying
+    keeps it."""
+    text = "그때 홍길동은 목동에 사는 김철수를 만났고, 거래처 직원에게 010-1234-5678로 전화하였다."
+    marks = [("김철수", 0.2), ("거래처", 0.1)]
+    unmarked = 0.8
+
+    def answer(route) -> None:  # the recognizers' answer, with triage as a model's server would add it
+        body = route.fetch().json()
+        suggestions = [{"start": text.index(word), "end": text.index(word) + len(word), "text": word,
+                        "label": "내국인이름", "category": None, "tier1": None, "score": score,
+                        "reason": "near_threshold", "placeholder": "", "model_score": 0.3, "source": "possible_miss"}
+                       for word, score in marks]  # fmt: skip
+        risk = 1 - (1 - unmarked) * math.prod(1 - score for _, score in marks)
+        route.fulfill(json={**body, "risk": round(risk, 4), "unmarked_risk": unmarked, "suggestions": suggestions})
+
+    page.route("**/v1/deid", answer)
+    run_text(page, text)
+    shown = lambda: float(re.match(r"risk (\d\.\d\d) ", page.inner_text("#risk")).group(1))  # noqa: E731
+    assert shown() == round(1 - 0.2 * 0.8 * 0.9, 2)  # 0.86 before review
+    select_text(page, text.index("목동"), text.index("목동") + 2)
+    page.select_option("#label", "주소")
+    page.click("#add")
+    expected = math.log(1 / (1 - unmarked)) - 1  # one of the leaks no mark pointed at, found
+    assert shown() == round(1 - math.exp(-expected) * 0.8 * 0.9, 2) < round(1 - 0.2 * 0.8 * 0.9, 2)  # 0.61: lower
+    spans = spans_of(page)
+    for word, decision in (("김철수", "#accept"), ("거래처", "#reject")):
+        index = next(i for i, s in enumerate(spans) if s["start"] == text.index(word))
+        page.locator(f'#original mark[data-index="{index}"]').click()
+        page.click(decision)
+    finished = round(1 - math.exp(-expected), 2)  # every mark decided: the unmarked part, less the leak found
+    assert shown() == finished and "0 possible misses undecided" in page.inner_text("#risk")
+    page.click("#reapply")
+    page.wait_for_selector("#status:has-text('re-applied')")
+    assert shown() == finished  # the leak found stays found, no decided mark comes back
+    assert any(s["found"] for s in spans_of(page) if text[s["start"] : s["end"]] == "목동")
+    # accepting a mark is no leak found: a span added over a mark decides that mark, nothing more
+    assert sum(s["found"] for s in spans_of(page)) == 1

@@ -11,10 +11,13 @@ A possible miss is one of (each switched off by a weight of 0 in :class:`TriageR
 - ``near_threshold``: characters left in whose token's identifier probability ``1 - P(O)`` came within
   ``near_margin`` (log-odds) of the threshold without passing it: at the default threshold 0.5 and margin 2, every
   token above 0.12. Touching characters form one mark, labelled with the model's most likely entity type there;
-  a run that is only particles, a lone syllable, or text the policy keeps (legal text, courts, kept officials, upper
-  address levels) is none: accepting it could only damage the text.
-- ``cut_word``: the rest of a word that a replaced span cuts (``증평송산지구칸타빌|아파트``, ``구|늑힌쳔``): the letters
-  and digits touching the span, less the particles after it, labelled as the span; after a detected person name
+  a run that is only particles, a lone syllable, text the policy keeps (legal text, courts, kept officials, upper
+  address levels) or a head noun left after a replacement (``A아파트``, ``B은행``: ``cut_word_keep``) is none:
+  accepting it could only damage the text. A run that begins or ends inside a word left in is widened to the whole
+  word, its particles aside (``처인`` of ``거래처인``, ``신호`` of ``신호등``): no mark is a part of a word.
+- ``cut_word``: the rest of a word that a replaced span cuts (``증평송산지구칸타빌|단지``, ``구|늑힌쳔``): the letters
+  and digits touching the span, less the particles after it, labelled as the span, unless it is a generic word that
+  follows an identifier (``cut_word_keep``: ``101동 1001|호``, ``칸타빌|아파트``, ``국민|은행``, ``역삼|지점``); after a detected person name
   shorter than a full name (two syllables), the syllable after it even when it reads as a particle (``박갬|에``,
   ``강쑨|으로``: the model took the name's last syllable for a particle).
 - ``entity_part``: a part of a detected entity left elsewhere as a word of its own: a person's given name, or the
@@ -75,7 +78,8 @@ class TriageRule:
         near_power: how fast that probability falls with the score: ``min(1, score / threshold) ** near_power``.
         cut_word_weight: probability that the rest of a cut word is a leak (0: no such marks).
         cut_word_keep: rests that are no mark: words that follow an identifier without being part of it
-            (``101동 1001|호``, ``국민은행 계좌``).
+            (``101동 1001|호``, ``국민은행 계좌``, the head nouns ``A아파트``, ``B은행``, ``C지점``, ``D모텔``); a
+            near-threshold run that is one of them right after a replaced span is none either.
         full_name_syllables: a detected person name of fewer Hangul syllables may be cut short: the syllable after it
             is a rest even when it reads as a particle (0: never).
         part_weight: probability that a part of a detected entity left elsewhere is a leak (0: no such marks).
@@ -92,7 +96,7 @@ class TriageRule:
     near_weight: float = 0.277
     near_power: float = 0.544
     cut_word_weight: float = 0.035
-    cut_word_keep: tuple[str, ...] = ("호", "동", "층", "번", "실", "건물", "회사", "계좌")
+    cut_word_keep: tuple[str, ...] = ("호", "동", "층", "번", "실", "건물", "회사", "계좌", "아파트", "은행", "지점", "모텔")
     full_name_syllables: int = 3
     part_weight: float = 0.3
     part_titles: tuple[str, ...] = ("씨", "모", "군", "양")
@@ -217,14 +221,45 @@ def near_threshold(
     return runs
 
 
-def worth_a_look(text: str, start: int, end: int, protected: bytearray) -> bool:
+def worth_a_look(
+    text: str, start: int, end: int, protected: bytearray, replaced: bytearray | None = None, keep: Iterable[str] = ()
+) -> bool:
     """Whether a near-threshold run ``text[start:end]`` could be an identifier a reviewer would accept: not only
     particles (``은``, ``와``), not text the policy keeps (legal text, courts, kept officials, upper address levels:
-    ``protected`` is :meth:`~thunder.deid.protection.Protection.coverage` of ``text``), not a lone Hangul syllable."""
+    ``protected`` is :meth:`~thunder.deid.protection.Protection.coverage` of ``text``), not a lone Hangul syllable;
+    with ``replaced`` (the characters replaced), not a word of ``keep`` right after a replaced span (``A아파트``,
+    particles after it aside)."""
     core = text[start:end].strip()
     if not core or PARTICLE_RUN.fullmatch(core) or covered(text, start, end, protected):
         return False
-    return not (len(core) == 1 and _is_syllable(core))
+    if len(core) == 1 and _is_syllable(core):
+        return False
+    if replaced is None:
+        return True
+    while start < end and text[start].isspace():
+        start += 1
+    if start and replaced[start - 1]:  # right after a replaced span: a head noun of keep is none (A아파트)
+        word = text[start:end].rstrip()
+        cut = next((i for i in range(1, len(word)) if PARTICLE_RUN.fullmatch(word, i)), len(word))
+        return word[:cut] not in set(keep)
+    return True
+
+
+def whole_word(text: str, start: int, end: int, replaced: bytearray) -> tuple[int, int]:
+    """``[start, end)`` widened to the word it lies in, as far as letters and digits are left in (not ``replaced``),
+    less the particles ending the word (``처인`` of ``거래처인에게``: ``거래처인``; ``신호`` of ``신호등``: ``신호등``)."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    while start and text[start - 1].isalnum() and not replaced[start - 1]:
+        start -= 1
+    after = end
+    while after < len(text) and text[after].isalnum() and not replaced[after]:
+        after += 1
+    if after > end and not PARTICLE_RUN.fullmatch(text, end, after):  # ends inside the word: to its particles
+        end = next((i for i in range(end + 1, after) if PARTICLE_RUN.fullmatch(text, i, after)), after)
+    return start, end
 
 
 def cut_words(
@@ -366,7 +401,10 @@ class Triage:
         protected = protection.coverage(text) if protection and runs else bytearray(len(text))  # only when needed
         marks = []
         for start, end, score, entity_type in runs:
-            if not worth_a_look(text, start, end, protected):
+            if not worth_a_look(text, start, end, protected):  # the run itself: not only particles, not one syllable
+                continue
+            start, end = whole_word(text, start, end, replaced)  # no mark is a part of a word (처인 of 거래처인)
+            if not worth_a_look(text, start, end, protected, replaced, rule.cut_word_keep):
                 continue
             info = label_set.describe(entity_type) if entity_type is not None else None
             probability = rule.near_weight * min(1.0, score / threshold) ** rule.near_power

@@ -83,15 +83,18 @@ function newDoc(id, text) {
            risk: null, unmarkedRisk: null, riskReason: null };
 }
 
-function spanOf({ start, end, label, category, tier1, placeholder, score, source, reason }, spanState,
+function spanOf({ start, end, label, category, tier1, placeholder, score, source, reason, found }, spanState,
                 checked = false) {
+  // found: a span the clerk added where no possible miss pointed (a leak the risk's unmarked part expected)
   return { start, end, label, category, tier1, placeholder, score, source, reason: reason ?? null, state: spanState,
-           checked };
+           checked, found: !!found };
 }
 
 function adopt(d, result) {
   // Spans from the server; rejected spans that no new span overlaps stay, still rejected.
-  const spans = result.spans.map((s) => spanOf(s, SUGGESTED_SOURCES.has(s.source) ? "suggested"
+  const found = new Set(d.spans.filter((s) => s.found && applied(s)).map((s) => `${s.start}:${s.end}`));
+  const spans = result.spans.map((s) => spanOf({ ...s, found: found.has(`${s.start}:${s.end}`) },
+                                               SUGGESTED_SOURCES.has(s.source) ? "suggested"
                                                  : s.source === "reviewer" ? "added" : "accepted"));
   for (const s of result.suggestions || []) spans.push(spanOf(s, "suggested"));
   const overlaps = (r) => spans.some((s) => applied(s) && s.start < r.end && r.start < s.end);
@@ -174,13 +177,22 @@ function endRun(run) {
   $("run").disabled = false;
 }
 
+function foundLeaks(d) {  // entities the clerk added where no possible miss pointed: leaks no mark pointed at, found
+  return new Set(d.spans.filter((s) => s.found && applied(s)).map((s) => keyOf(d, s))).size;
+}
+
 function riskNow(d) {
   // The chance that an identifier is still left in, as the review stands: the part no possible miss carries, and
-  // each possible miss not yet decided (an accepted one is replaced, a rejected one judged no identifier).
+  // each possible miss not yet decided (an accepted one is replaced, a rejected one judged no identifier). The
+  // unmarked part is the chance of at least one of the leaks no mark points at, exp(-n) for none with n expected
+  // (the rule's rate times the length): each entity the clerk adds where no mark pointed is one of them found, one
+  // fewer expected. Every mark decided and nothing added: the unmarked part alone, the rule's estimate for the text
+  // no mark covered.
   if (d.risk === null || d.risk === undefined) return null;
   if (d.unmarkedRisk === null || d.unmarkedRisk === undefined) return d.risk;  // a server that does not split it
   const open = d.spans.filter((s) => s.state === "suggested" && s.reason);
-  return 1 - (1 - d.unmarkedRisk) * open.reduce((p, s) => p * (1 - Number(s.score)), 1);
+  const expected = Math.max(0, -Math.log(Math.max(1e-12, 1 - d.unmarkedRisk)) - foundLeaks(d));
+  return 1 - Math.exp(-expected) * open.reduce((p, s) => p * (1 - Number(s.score)), 1);
 }
 
 function docLabel(d) {
@@ -782,11 +794,13 @@ function addRange([start, end], label) {
                         placeholder: "", score: 1.0, source: "reviewer" }, "added", true);
   d.spans.push(span);
   d.spans.sort((a, b) => a.start - b.start);
+  const marked = d.spans.some((s) => s.state === "suggested" && s.reason && s.start < end && start < s.end);
   const result = settle(d, span, true);  // a possible miss or a rejected span gives way to the selection
   if (typeof result === "string") {
     rollback();
     return setStatus(result.replace("that would overlap", "the selection overlaps"), true);
   }
+  span.found = !marked && !result.merged;  // a leak no mark pointed at: the risk's unmarked part goes down
   window.getSelection().removeAllRanges();
   changed();
   renderLegend();
@@ -1071,7 +1085,7 @@ function save() {  // sessionStorage: survives a reload, gone with the tab; neve
     const docs = state.docs.map(({ id, text, output, dirty, page, cursor, spans, risk, unmarkedRisk, riskReason }) => ({
       id, text, output, dirty, page, cursor, risk, unmarkedRisk, riskReason,
       spans: spans.map((s) => [s.start, s.end, s.label, s.category, s.tier1, s.placeholder, s.score, s.source,
-                               s.state, s.checked ? 1 : 0, s.reason]),
+                               s.state, s.checked ? 1 : 0, s.reason, s.found ? 1 : 0]),
     }));
     try {
       sessionStorage.setItem(STORE, JSON.stringify({ version: 1, current: state.current, docs }));
@@ -1092,8 +1106,9 @@ function restore() {
   state.docs = stored.docs.map((d) => Object.assign(newDoc(d.id, d.text), {
     output: d.output, dirty: d.dirty, page: d.page, cursor: d.cursor, risk: d.risk ?? null,
     unmarkedRisk: d.unmarkedRisk ?? null, riskReason: d.riskReason ?? null,
-    spans: d.spans.map(([start, end, label, category, tier1, placeholder, score, source, spanState, checked, reason]) =>
-      spanOf({ start, end, label, category, tier1, placeholder, score, source, reason }, spanState, !!checked)),
+    spans: d.spans.map(([start, end, label, category, tier1, placeholder, score, source, spanState, checked, reason,
+                         found]) =>
+      spanOf({ start, end, label, category, tier1, placeholder, score, source, reason, found }, spanState, !!checked)),
   }));
   showDocList();
   select(Math.min(stored.current, state.docs.length - 1));
