@@ -148,9 +148,10 @@ def test_a_name_ending_in_a_syllable_that_reads_as_a_particle_is_replaced_whole(
 
 
 def test_names_that_are_dictionary_words_are_left_to_the_model_as_the_readme_says() -> None:
-    """README: without a model, a name after a role word that is also one dictionary word stays (issue 68)."""
+    """README: without a model, a name after a role word that Mecab-ko reads as a dictionary word, alone or with its
+    particle (정미|래는), stays (issue 68)."""
     deid = Deidentifier()
-    for name in ("장미", "한결", "노을"):
-        assert deid(f"피고인 {name}은 갔다.").text == f"피고인 {name}은 갔다."
+    for text in ("피고인 장미는 갔다.", "증인 한결은 갔다.", "피고인 정미래는 갔다."):
+        assert deid(text).text == text
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    assert "`피고인 장미`, `증인 한결`, `피고인 노을`, left to the model" in readme
+    assert "`피고인 장미`, `증인 한결`, `피고인 정미래는`, left to the model" in readme
