@@ -17,7 +17,7 @@ from typing import Mapping
 import docx
 
 from thunder.documents.formats.base import Extracted, FormatError, Replacement
-from thunder.documents.formats.package import Package, XmlText, check_written, drop, parse_xml, read_text, write_text
+from thunder.documents.formats.package import Package, XmlText, check_written, drop, read_text, write_text
 
 SUFFIX = ".docx"
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
@@ -38,7 +38,7 @@ REACHABLE = re.compile(r"(.*\.(xml|rels)|word/media/.*|word/fonts/.*|docProps/th
 def read(path: Path, data: bytes) -> Extracted:
     """The text of a DOCX file in reading order, with where each character lives."""
     package = _open(path, data)
-    with_text = [name for name in package.xml_names() if _holds_text(package, name)]
+    with_text = package.text_parts(SPEC.text)
     names = sorted(with_text, key=lambda name: (_rank(name), name))
     extracted = Extracted(path, SUFFIX, data, "")
     read_text(package, names, SPEC, extracted)
@@ -93,16 +93,8 @@ def _open(path: Path, data: bytes) -> Package:
     for name in package.parts:
         if name.startswith("word/embeddings/"):
             raise FormatError(f"holds an embedded object ({name}) whose text cannot be reached")
-        if not name.endswith("/") and not REACHABLE.fullmatch(name):
-            raise FormatError(f"holds a part whose text cannot be reached ({name})")
-    for name in package.xml_names():
-        parse_xml(package.parts[name], name)  # every part: no DTD, well-formed
+    package.check_parts(REACHABLE)
     return package
-
-
-def _holds_text(package: Package, name: str) -> bool:
-    root = parse_xml(package.parts[name], name).getroot()
-    return next(root.iter(*SPEC.text), None) is not None
 
 
 def _rank(name: str) -> int:

@@ -17,7 +17,7 @@ from typing import Mapping
 from hwpx import HwpxDocument
 
 from thunder.documents.formats.base import Extracted, FormatError, Replacement, apply
-from thunder.documents.formats.package import Package, XmlText, check_written, drop, parse_xml, read_text, write_text
+from thunder.documents.formats.package import Package, XmlText, check_written, drop, read_text, write_text
 
 SUFFIX = ".hwpx"
 HP = "{http://www.hancom.co.kr/hwpml/2011/paragraph}"
@@ -38,7 +38,7 @@ REACHABLE = re.compile(r"(mimetype|.*\.(xml|hpf|rdf)|Preview/PrvText\.txt|Previe
 def read(path: Path, data: bytes) -> Extracted:
     """The text of an HWPX file in reading order, with where each character lives."""
     package = _open(data)
-    with_text = [name for name in package.xml_names() if _holds_text(package, name)]
+    with_text = package.text_parts(SPEC.text)
     extracted = Extracted(path, SUFFIX, data, "")
     read_text(package, sorted(with_text, key=_rank), SPEC, extracted)
     return extracted
@@ -91,16 +91,8 @@ def _open(data: bytes) -> Package:
             raise FormatError(f"holds scripts (macros, {name}): refused, they could hold or send text")
         if name.lower().endswith(".ole"):
             raise FormatError(f"holds an embedded OLE object ({name}) whose text cannot be reached")
-        if not name.endswith("/") and not REACHABLE.fullmatch(name):
-            raise FormatError(f"holds a part whose text cannot be reached ({name})")
-    for name in package.xml_names():
-        parse_xml(package.parts[name], name)  # every part: no DTD, well-formed
+    package.check_parts(REACHABLE)
     return package
-
-
-def _holds_text(package: Package, name: str) -> bool:
-    root = parse_xml(package.parts[name], name).getroot()
-    return next(root.iter(*SPEC.text), None) is not None
 
 
 def _rank(name: str) -> tuple[int, int, str]:

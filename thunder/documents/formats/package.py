@@ -12,7 +12,7 @@ import re
 import zipfile
 import zlib
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from lxml import etree
 
@@ -84,6 +84,20 @@ class Package:
 
     def xml_names(self) -> list[str]:
         return [name for name in self.parts if name.lower().endswith(XML_SUFFIXES)]
+
+    def check_parts(self, reachable: re.Pattern) -> None:
+        """Refuse a part of a kind whose text cannot be reached (not matching ``reachable``), and an XML part that
+        is not well-formed or declares a DTD."""
+        for name in self.parts:
+            if not name.endswith("/") and not reachable.fullmatch(name):
+                raise FormatError(f"holds a part whose text cannot be reached ({name})")
+        for name in self.xml_names():
+            parse_xml(self.parts[name], name)
+
+    def text_parts(self, tags: Sequence[str]) -> list[str]:
+        """The XML parts that hold an element of ``tags`` (text the reader maps)."""
+        return [name for name in self.xml_names()
+                if next(parse_xml(self.parts[name], name).getroot().iter(*tags), None) is not None]  # fmt: skip
 
     def save(self, changed: Mapping[str, bytes], dropped: frozenset[str] = frozenset()) -> bytes:
         """The package with ``changed`` parts replaced and ``dropped`` ones left out; every other part keeps its
