@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -15,7 +16,7 @@ from typing import Callable
 
 import pytest
 import torch
-from helpers import check_invariants, write_tiny_export
+from helpers import KeywordModel, check_invariants, write_tiny_export
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -914,6 +915,14 @@ VARIANT_LINES = [
     # ... a URL's user name and password, ftp, a short link, a punycode host without a scheme
     ("https://hongkd:pa55w0rd@example.com/x ftp://files.example.com/a.zip bit.ly/3xYzAb xn--9n2bp8q.xn--3e0b707e",
      ["hongkd", "pa55w0rd", "ftp://files.example.com/a.zip", "bit.ly/3xYzAb", "xn--9n2bp8q.xn--3e0b707e"]),
+    # ... a Hangul e-mail address, the @ and the dots written in Hangul (hong 골뱅이 naver 닷컴)
+    ("이메일 홍길동@예시.한국 / hong 골뱅이 naver 닷컴 / kim 골뱅이 daum 닷 컴 / lee 앳 gmail 점 com",
+     ["홍길동", "예시.한국", "hong", "naver", "kim", "daum", "lee", "gmail"]),
+    # ... a mobile number read out in Sino-Korean numerals, IPv6, letters glued to a number (kd12 known elsewhere)
+    ("전화 공일공 일이삼사 오육칠팔, 공일공-일이삼사-오육칠팔, 영일영 일이삼사 오육칠팔",
+     ["공일공 일이삼사 오육칠팔", "공일공-일이삼사-오육칠팔", "영일영 일이삼사 오육칠팔", "일이삼사", "오육칠팔"]),
+    ("접속 IP 2001:db8::8a2e:370:7334, 아이디 kd12, 전화 010-1234-0001kd12",
+     ["2001:db8::8a2e:370:7334", "8a2e", "kd12", "0001"]),
 ]  # fmt: skip
 
 
@@ -1099,3 +1108,176 @@ def test_ids_and_file_names_are_de_identified_unless_kept(tmp_path: Path, export
     assert (kept / "2020고단1234_홍길동_010-1234-5678.txt").is_file() and (kept / "hong@naver.com/a.txt").is_file()
     assert [json.loads(line)["id"] for line in (kept / "cases.jsonl").read_text(encoding="utf-8").splitlines()] == ids
     assert '"keep_names": true' in (kept / ".thunder-run.json").read_text()
+
+
+# ------------------------------------------------------------------------------------ issue 71: text as written
+
+
+COMPOSED = "피고인 김철수는 2020. 3. 1. 서울에서 010-1234-5678로 홍길동을 만났다.\n"
+
+
+def _decomposed(text: str) -> str:
+    import unicodedata
+
+    return unicodedata.normalize("NFD", text)
+
+
+def _tagging(tokenizer, text: str, *words: str) -> tuple[KeywordModel, LabelSet]:
+    """A model that tags the tokens of ``words`` (as ``text`` reads) as person names, and its label set."""
+    label_set = LabelSet(Taxonomy.load(), "label", "IO")
+    encoding = tokenizer.encode(text)
+    places = [(text.index(word), text.index(word) + len(word)) for word in words]
+    tagged = {token for token, (a, b) in zip(encoding.ids, encoding.offsets)
+              if any(start <= a and b <= end for start, end in places)}  # fmt: skip
+    return KeywordModel(tokenizer.vocab_size, len(label_set), tagged, label_set.inside_id("내국인이름")), label_set
+
+
+@pytest.mark.parametrize("written", ["decomposed", "mixed"])
+@pytest.mark.parametrize("with_model", [False, True], ids=["recognizers", "model"])
+def test_a_decomposed_text_is_read_composed_and_written_in_its_own_form(tokenizer, written: str,
+                                                                        with_model: bool) -> None:  # fmt: skip
+    """NFD text (issue 71: nothing found without a model, the whole line one span with one) is read composed by the
+    recognizers, Mecab-ko and the model; its spans are its own characters and the output keeps its form: decomposed
+    where it was, composed where it was."""
+    import unicodedata
+
+    model, label_set = _tagging(tokenizer, COMPOSED, "홍길동") if with_model else (None, None)
+    deidentifier = Deidentifier(model, tokenizer if with_model else None, label_set)
+    as_composed = deidentifier(COMPOSED)
+    found = {span.text for span in as_composed.spans}
+    assert {"김철수", "010-1234-5678"} | ({"홍길동"} if with_model else set()) <= found
+    text = _decomposed(COMPOSED) if written == "decomposed" else COMPOSED + _decomposed(COMPOSED)
+    result = deidentifier(text)
+    expected = as_composed.text if written == "decomposed" else as_composed.text + as_composed.text
+    assert unicodedata.normalize("NFC", result.text) == expected
+    lines = result.text.splitlines(keepends=True)
+    assert lines[-1] == _decomposed(as_composed.text)  # written decomposed, the particle fixed (A는) too
+    if written == "mixed":
+        assert lines[0] == as_composed.text
+    assert all(text[span.start : span.end] == span.text for span in result.spans)
+    assert [unicodedata.normalize("NFC", span.text) for span in result.spans][-len(as_composed.spans) :] == [
+        span.text for span in as_composed.spans
+    ]
+    if with_model:  # the windows thunder predict batches read the composed text too
+        windows = deidentifier.windows([_decomposed(COMPOSED)])
+        assert [w.ids for w in windows] == [w.ids for w in deidentifier.windows([COMPOSED])]
+
+
+def test_a_decomposed_file_is_written_decomposed(tmp_path: Path) -> None:
+    import unicodedata
+
+    source = _tree(tmp_path, {"a.txt": _decomposed(COMPOSED)}) / "a.txt"
+    spans = tmp_path / "spans.jsonl"
+    assert deid(str(source), "--out", str(tmp_path / "out"), "--spans", str(spans)) == (0, "")
+    output = (tmp_path / "out" / "a.txt").read_text(encoding="utf-8")
+    assert output == _decomposed("피고인 A는 2020. 3. 1. 서울에서 B로 홍길동을 만났다.\n")
+    assert [unicodedata.normalize("NFC", r["text"]) for r in records(spans)] == ["김철수", "010-1234-5678"]
+
+
+def _model_spans(text: str, *pieces: str) -> list:
+    """Model spans (name label) over the ``pieces`` of ``text``, each the first occurrence from the previous one's
+    start on."""
+    from thunder.deid.recognizers.registry import ScoredSpan
+
+    spans, position = [], 0
+    for piece in pieces:
+        start = text.index(piece, position)
+        spans.append(ScoredSpan(start, start + len(piece), "내국인이름", 0.99, "model"))
+        position = start
+    return spans
+
+
+@pytest.mark.parametrize(
+    ("text", "model_spans", "expected"),
+    [
+        # issue 71: the model's span over 김철수</td><td> ran into the phone's: "<td>L"
+        ("<td>김철수</td><td>010-1234-5678</td>", ["김철수</td><td>"], "<td>A</td><td>B</td>"),
+        # a model span across a markdown cell separator: "| M |"
+        ("| 이름 | 전화 |\n| 홍길동 | 010-1234-5678 |", ["홍길동 | 010-1234-5678"], "| 이름 | 전화 |\n| A | B |"),
+        # the tag after a name: "A>B>는"; the particle after the closing tag agrees with the replacement
+        ("<b>김철수</b>는 왔다", ["김철수</"], "<b>A</b>는 왔다"),
+        ("<b>홍길동</b>은 왔다", ["홍길동</b>"], "<b>A</b>는 왔다"),
+        # a span inside one tag (an attribute's value) stays whole; one across the tag's end loses the tag
+        ('<a title="김철수">김철수</a>', ["김철수", '김철수">김철수'], '<a title="A">A</a>'),
+        # a recognizer's span across a <br> inside a number: both pieces replaced, the <br> kept
+        ("<td>010-1234-<br>5678</td>", [], "<td>A<br>B</td>"),
+        ("<p>홍길동</p><p>김철수</p>", ["홍길동</p><p>김철수"], "<p>A</p><p>B</p>"),
+    ],
+)
+def test_no_replacement_eats_markup(text: str, model_spans: list[str], expected: str, monkeypatch) -> None:
+    from thunder.language.markup import MARKUP
+    from thunder.model.decoding import TokenPredictions
+
+    deidentifier = Deidentifier()  # the recognizers, and a model whose spans the case gives
+    monkeypatch.setattr(deidentifier, "model_spans", lambda read, prediction: _model_spans(read, *model_spans))
+    result = deidentifier.finish(text, TokenPredictions([]))
+    assert result.text == expected
+    def tags(written: str) -> list[str]:  # the markup, attribute values aside (they are text, de-identified)
+        return [re.sub(r'="[^"]*"', "=", markup) for markup in MARKUP.findall(written)]
+
+    assert tags(result.text) == tags(text)
+    assert not any(MARKUP.search(span.text) for span in result.spans)
+
+
+@pytest.mark.parametrize(
+    ("text", "tagged", "expected"),
+    [
+        # issue 71: a form's particle for either ending stays as written ("A(피해자)가(가)" before)
+        ("피고인 홍길동(피해자)이(가) 왔다.", None, "피고인 A(피해자)이(가) 왔다."),
+        ("피고인 홍길동이(가) 왔다.", None, "피고인 A이(가) 왔다."),
+        ("피고인 홍길동은(는) 갔다.", None, "피고인 A은(는) 갔다."),
+        ("피고인 김철수(이)가 왔다.", None, "피고인 A(이)가 왔다."),
+        ("증인 김철수(으)로부터 들었다.", None, "증인 A(으)로부터 들었다."),
+        # the vocative and 랑 kept and fixed, found without a model or tagged by one ("A,", "A 만났다" before)
+        ("피고인 홍길동아, 이리 와라.", None, "피고인 A야, 이리 와라."),
+        ("피고인 홍길동아, 이리 와라.", "홍길동아", "피고인 A야, 이리 와라."),
+        ("피고인은 김영희랑 만났다.", "김영희랑", "피고인은 A랑 만났다."),
+        # a name's own last syllable stays the name's: 김하랑, 박선아 (two syllables would remain)
+        ("피고인은 김하랑 만났다.", "김하랑", "피고인은 A 만났다."),
+        ("피고인은 박선아, 최민수와 만났다.", "박선아", "피고인은 A, 최민수와 만났다."),
+    ],
+)
+def test_particles_after_a_replacement_are_kept_as_written_or_fixed(tokenizer, text: str, tagged: str | None,
+                                                                    expected: str) -> None:  # fmt: skip
+    if tagged is None:
+        deidentifier = Deidentifier()  # the recognizers (a name right after its role word)
+    else:
+        model, label_set = _tagging(tokenizer, text, tagged)
+        deidentifier = Deidentifier(model, tokenizer, label_set, recognizers=[])
+    assert deidentifier(text).text == expected
+
+
+def test_the_spans_file_and_review_queue_name_documents_as_the_outputs_do(tmp_path: Path, capsys) -> None:
+    """Ids and file names de-identified in the outputs are de-identified in the spans file and the review queue
+    too (issue 71: they kept the originals); the encrypted mapping keeps the originals for ``reidentify``, a re-run
+    keeps one record per document, and ``--keep_names`` keeps the inputs' own everywhere."""
+    lines = json.dumps({"id": "2020고단1234_900101-1234568", "text": PHONE}, ensure_ascii=False) + "\n"
+    source = _tree(tmp_path / "in", {"2020고단1234_홍길동_010-1234-5678.txt": PHONE, "cases.jsonl": lines})
+    spans, queue, mapping, key = (tmp_path / name for name in ("s.jsonl", "q.jsonl", "m.jsonl", "k.key"))
+    args = [str(source), "--spans", str(spans), "--review_queue", str(queue), "--mapping", str(mapping),
+            "--key_file", str(key)]  # fmt: skip
+    out = tmp_path / "out"
+    assert deid(*args, "--out", str(out)) == (0, "")
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == ["2020고단1234_홍길동_A.txt",
+                                                                                    "cases.jsonl"]  # fmt: skip
+    written = [json.loads(line)["id"] for line in (out / "cases.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert written == ["2020고단1234_A"]
+    expected = {("2020고단1234_홍길동_A.txt", str(source / "2020고단1234_홍길동_A.txt")),
+                ("cases.jsonl", "2020고단1234_A")}  # fmt: skip
+    assert {(r["file"], r["doc"]) for r in records(spans)} == expected
+    assert {(r["file"], r["id"]) for r in records(queue)} == expected
+    restored = tmp_path / "restored"
+    main(["reidentify", "--mapping", str(mapping), "--key_file", str(key), str(out / "2020고단1234_홍길동_A.txt"),
+          "--out", str(restored)])  # fmt: skip
+    assert next(restored.rglob("*.txt")).read_text(encoding="utf-8") == PHONE
+    for again in ([], ["--overwrite"]):  # resumed, or done again: one record per document
+        assert deid(*args, "--out", str(out), *again) == (0, "")
+        assert len(records(spans)) == 2 and len(records(queue)) == 2
+    capsys.readouterr()
+    kept = tmp_path / "kept"
+    kept_args = [str(source), "--spans", str(tmp_path / "ks.jsonl"), "--review_queue", str(tmp_path / "kq.jsonl")]
+    assert deid(*kept_args, "--out", str(kept), "--keep_names") == (0, "")
+    originals = {("2020고단1234_홍길동_010-1234-5678.txt", str(source / "2020고단1234_홍길동_010-1234-5678.txt")),
+                 ("cases.jsonl", "2020고단1234_900101-1234568")}  # fmt: skip
+    assert {(r["file"], r["doc"]) for r in records(tmp_path / "ks.jsonl")} == originals
+    assert {(r["file"], r["id"]) for r in records(tmp_path / "kq.jsonl")} == originals

@@ -4,7 +4,8 @@
 (:class:`thunder.commands.trainer.ThunderCLI`), so any LightningModule / LightningDataModule (ours or a user's) is
 chosen by ``class_path`` alone. The other subcommands (``deid``, ``evaluate``, ``export``, ``tokenizer``,
 ``taxonomy``, ``data``, ...) are functions exposed through jsonargparse. Each command's module (and Lightning, for
-the trainer's) is imported only when that command runs, so ``thunder --help`` answers at once.
+the trainer's) is imported only when that command runs, so ``thunder --help`` answers at once; the help of
+``thunder fit|validate|test|predict``, which needs Lightning, is kept between runs (:mod:`thunder.commands.help_cache`).
 """
 
 from __future__ import annotations
@@ -51,6 +52,12 @@ def _resolve(target: str) -> Callable:
     return getattr(importlib.import_module(module_name), function_name)
 
 
+def _run_trainer(args: list[str]) -> None:
+    from thunder.commands.trainer import ThunderCLI  # Lightning: only for the commands that train or predict
+
+    ThunderCLI(args=args)
+
+
 def _print_help() -> None:
     print("usage: thunder <command> [options]\n")
     print("Training (LightningCLI; see `thunder fit --help`):")
@@ -93,10 +100,12 @@ def main(args: list[str] | None = None) -> None:
             choices = ", ".join(target)
             raise SystemExit(f"usage: thunder {command} {{{choices}}} [options]  (e.g. thunder {command} {next(iter(target))} --help)")
         run(_resolve(target[rest[0]]), rest[1:], prog=f"thunder {command} {rest[0]}")
-    elif command in TRAINER_COMMANDS or command.startswith("-"):  # LightningCLI's own options first (-c X.yaml)
-        from thunder.commands.trainer import ThunderCLI  # Lightning: only for the commands that train or predict
+    elif command in TRAINER_COMMANDS and rest in (["--help"], ["-h"]):  # kept between runs: Lightning takes seconds
+        from thunder.commands.help_cache import print_help
 
-        ThunderCLI(args=args)
+        print_help(command, lambda: _run_trainer(args))
+    elif command in TRAINER_COMMANDS or command.startswith("-"):  # LightningCLI's own options first (-c X.yaml)
+        _run_trainer(args)
     else:
         _unknown_command(command)
 

@@ -22,10 +22,13 @@ documents got other spans than the first runtime's (with the largest difference 
     .venv/bin/python tools/bench_deid.py MODEL_DIR_OR_CKPT [--batch-sizes 1 8] [--docs 64]
     .venv/bin/python tools/bench_deid.py --preset small --preset 370m --docs 8     # random models: speed only
     .venv/bin/python tools/bench_deid.py --preset 370m --device cuda --runtimes torch bf16
+    .venv/bin/python tools/bench_deid.py --backbone runs/pretrained/klue-roberta-base-shape   # tools/random_backbone.py
     .venv/bin/python tools/bench_deid.py MODEL --ceiling --runtimes torch   # what the machine's arithmetic allows
 
 Without a model path, a randomly initialised DeBERTa-v3 token classifier of each ``--preset`` size is built, with a
-tokenizer trained on the benchmark documents (speed does not depend on training). Its classifier is biased towards
+tokenizer trained on the benchmark documents (speed does not depend on training); with ``--backbone DIR``, one of a
+pretrained model directory's architecture with its own tokenizer behind the Mecab step (``tools/random_backbone.py``
+writes random-weight directories of public encoders' shapes). Its classifier is biased towards
 "O" (P(O) about 0.98), so it finds no spans of its own and the spans replaced are those of the recognizers.
 Documents are the packaged demo judgments with their placeholders filled by ``thunder.synthesis.synthesizer`` (or ``--inputs``
 text files).
@@ -69,16 +72,31 @@ def demo_documents() -> list[str]:
 
 def random_model(preset: str, texts: list[str], max_length: int):
     """A randomly initialised token classifier of a preset size, with a tokenizer trained on ``texts``."""
+    from thunder.language.tokenizer import ThunderTokenizer
+    from thunder.model.backbones import PRESETS
+
+    tokenizer = ThunderTokenizer.train(texts, vocab_size=min(PRESETS[preset]["vocab_size"], 8000), min_frequency=2)
+    return untrained_classifier(preset, tokenizer, {"max_position_embeddings": max(max_length, 512)})
+
+
+def random_pretrained(directory: str):
+    """A randomly initialised token classifier of a pretrained model directory's architecture, with its own tokenizer
+    behind the Mecab step, its embeddings that tokenizer's ids (as ``thunder fit`` cuts a pretrained model's)."""
+    from thunder.language.release_tokenizer import load_tokenizer
+
+    return untrained_classifier(directory, load_tokenizer(directory))
+
+
+def untrained_classifier(backbone: str, tokenizer, overrides: dict | None = None):
+    """A token classifier of ``backbone`` with random weights over the default taxonomy's labels (IO tags)."""
     from transformers import AutoModelForTokenClassification
 
-    from thunder.language.tokenizer import ThunderTokenizer
-    from thunder.model.backbones import PRESETS, apply_tokenizer, backbone_config
+    from thunder.model.backbones import apply_tokenizer, backbone_config
     from thunder.taxonomy import LabelSet, Taxonomy
 
     label_set = LabelSet(Taxonomy.load(), "label", "IO")
-    tokenizer = ThunderTokenizer.train(texts, vocab_size=min(PRESETS[preset]["vocab_size"], 8000), min_frequency=2)
-    config = backbone_config(preset, {"num_labels": len(label_set), "max_position_embeddings": max(max_length, 512),
-                                      "id2label": dict(enumerate(label_set.names))})
+    config = backbone_config(backbone, {**(overrides or {}), "num_labels": len(label_set),
+                                        "id2label": dict(enumerate(label_set.names))})  # fmt: skip
     config.label2id = {name: i for i, name in config.id2label.items()}
     apply_tokenizer(config, tokenizer)
     torch.manual_seed(0)
@@ -311,6 +329,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("model", nargs="?", help="export directory or .ckpt (default: random models of --preset)")
     parser.add_argument("--preset", action="append", help="preset size(s) without a model path (default: small)")
+    parser.add_argument("--backbone", action="append", help="pretrained model directories: random weights of their "
+                        "architecture, their own tokenizers")  # fmt: skip
     parser.add_argument("--inputs", nargs="*", help="text files to use instead of the demo judgments")
     parser.add_argument("--docs", type=int, default=64, help="documents per measurement (the inputs are cycled)")
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[1])
@@ -347,7 +367,9 @@ def main(argv: list[str] | None = None) -> None:
     else:
         models = [(f"randomly initialised '{preset}' preset (untrained: speed only)",
                    lambda preset=preset: random_model(preset, texts, args.max_length))
-                  for preset in args.preset or ["small"]]  # fmt: skip
+                  for preset in args.preset or ([] if args.backbone else ["small"])]  # fmt: skip
+        models += [(f"randomly initialised {directory} (untrained: speed only)",
+                    lambda directory=directory: random_pretrained(directory)) for directory in args.backbone or []]
     for name, load in models:
         model, tokenizer, label_set = load()
         parameters = sum(p.numel() for p in model.parameters())

@@ -28,6 +28,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True, help="folder for reviewed-N.jsonl")
     args = parser.parse_args()
     recipe = Recipe.from_dict(config_data_section(args.config).get("init_args") or {})
+    if args.data:
+        recipe = recipe.replace(data_dir=None)  # the corpus given replaces the config's: not looked for
+    recipe = recipe.located([Path(args.config).resolve().parent], args.config)  # as thunder fit reads the config
     recipe = recipe.replace(seed=args.seed, **({"data_dir": args.data} if args.data else {}))
     filler = Filler(recipe, recipe.load_taxonomy())
     documents = filler.documents()[args.split]

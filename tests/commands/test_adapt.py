@@ -1,5 +1,6 @@
 """The adaptation loop end to end on the demo corpus: the review page's spans -> the reviewed JSONL it downloads ->
-``thunder fit --config configs/adapt.yaml --data.init_args.reviewed '[DIR/]'`` -> the adapted model served."""
+``thunder fit --config configs/adapt.yaml --data.init_args.reviewed '[DIR/]'`` run from another folder (the config's
+paths read from its own folder) -> the adapted model served."""
 
 from __future__ import annotations
 
@@ -63,35 +64,48 @@ def test_review_download_fit_adapt_and_serve(tmp_path: Path, tokenizer, taxonomy
 
     with running(create_app(Deidentifier.from_pretrained(base, max_length=128, stride=32))) as (url, _):
         download = reviewed_download(url, judgments)
-    reviews = tmp_path / "my_reviews"
-    reviews.mkdir()
+    court = tmp_path / "court"  # the clerk's folder: the run starts here, far from the repository
+    reviews = court / "my_reviews"
+    reviews.mkdir(parents=True)
     (reviews / "reviewed-spans.jsonl").write_text(download, encoding="utf-8")
 
+    # configs/adapt.yaml as it ships, in a repository with the export where it names the small model and the demo
+    # corpus where it names the shared one: its relative paths are read from its folder, wherever the run starts
+    repository = tmp_path / "thunder"
+    (repository / "configs").mkdir(parents=True)
+    (repository / "configs" / "adapt.yaml").write_bytes((REPO / "configs" / "adapt.yaml").read_bytes())
+    shipped = repository / "runs" / "small" / "finetune" / "checkpoints" / "last.ckpt"
+    shipped.parent.mkdir(parents=True)
+    base.rename(shipped)  # an export (a directory) where adapt.yaml names the small model's checkpoint
+    corpus = tmp_path / "shared" / "data" / "snu-thunder-deid"
+    corpus.mkdir(parents=True)
+    for name, target in (("annotated", DEMO_CORPUS), ("mentions", DEMO_MENTIONS), ("mentions-llm", DEMO_MENTIONS)):
+        (corpus / name).symlink_to(target, target_is_directory=True)
+    (corpus / "tag_aliases.json").write_text("{}", encoding="utf-8")
     command = [
-        sys.executable, "-m", "thunder", "fit", "--config", str(REPO / "configs" / "adapt.yaml"),
-        "--data.init_args.reviewed", f"[{reviews}/]",
-        # the demo corpus and the export instead of the shared corpus and runs/small; a few steps
-        "--data.init_args.base_model", str(base), "--data.init_args.data_dir", str(DEMO_CORPUS),
-        "--data.init_args.mention_dirs", f"[{DEMO_MENTIONS}]", "--data.init_args.alias_files", "[]",
+        sys.executable, "-m", "thunder", "fit", "--config", str(repository / "configs" / "adapt.yaml"),
+        "--data.init_args.reviewed", "[my_reviews/]",  # on the command line: from the current directory
         "--trainer.max_steps", "6", "--trainer.max_time", "00:00:05:00", "--trainer.precision", "32-true",
         "--trainer.enable_progress_bar", "false", "--trainer.default_root_dir", "runs/court",
     ]  # fmt: skip
-    result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600,
+    result = subprocess.run(command, cwd=court, capture_output=True, text=True, timeout=600,
                             env={**os.environ, "PYTHONPATH": str(REPO)})  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     assert " of 6 reviewed judgments (" in result.stdout + result.stderr  # the log says what it read
-    assert not (tmp_path / "runs" / "adapt").exists()  # --trainer.default_root_dir moves logs and checkpoints
-    adapted = tmp_path / "runs" / "court" / "checkpoints" / "last.ckpt"
+    assert not (court / "runs" / "adapt").exists()  # --trainer.default_root_dir moves logs and checkpoints
+    adapted = court / "runs" / "court" / "checkpoints" / "last.ckpt"
     assert torch.load(adapted, map_location="cpu", weights_only=True)["global_step"] == 6
 
     model, adapted_tokenizer, adapted_labels, _ = Artefact.open(adapted).classifier()[:4]
-    base_model = Artefact.open(base).classifier().model
+    base_model = Artefact.open(shipped).classifier().model
     assert adapted_labels.to_dict() == label_set.to_dict()
     assert tokenizer_fingerprint(adapted_tokenizer) == tokenizer_fingerprint(tokenizer)
     moved = (model.state_dict()["classifier.weight"] - base_model.state_dict()["classifier.weight"]).abs().max()
     assert 0 < moved < 0.005  # the base's head after 6 steps at a learning rate of at most 2e-4 (a new one: ~0.08)
     stored = Artefact.open(adapted).recipe()
-    assert stored["reviewed"] == [f"{reviews}/"] and stored["reviewed_share"] == 0.5
+    assert stored["reviewed"] == [str(reviews)] and stored["reviewed_share"] == 0.5
+    assert stored["data_dir"] == str(corpus / "annotated")  # from the config's folder: ../../shared/...
+    assert stored["alias_files"] == [str(corpus / "tag_aliases.json")]
 
     with running(create_app(Deidentifier.from_pretrained(adapted, max_length=128, stride=32))) as (url, _):
         served = post(url, "/v1/deid", {"text": "피고인은 2024. 1. 2. 010-2718-2818로 피해자에게 전화하였다."})

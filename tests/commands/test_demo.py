@@ -45,12 +45,9 @@ def test_demo_fit_writes_checkpoint_logs_and_a_working_model(in_tmp: Path) -> No
 def test_a_model_trained_on_a_user_taxonomy_works_everywhere(in_tmp: Path, capsys: pytest.CaptureFixture) -> None:
     """configs/medical_demo.yaml (another domain, another taxonomy): train a few steps, then use the checkpoint and its
     export with no --taxonomy anywhere: Python API, thunder deid, thunder evaluate, thunder export, transformers."""
-    main(
+    main(  # run in a temporary directory: the config's taxonomy and data paths are read from its folder
         [
             "fit", "--config", MEDICAL_DEMO,
-            "--data.init_args.taxonomy", str(MEDICAL_TAXONOMY),
-            "--data.init_args.data_dir", str(MEDICAL / "annotated"),
-            "--data.init_args.mention_dirs", f"[{MEDICAL / 'mentions'}]",
             "--trainer.max_steps", "3", "--trainer.limit_val_batches", "1", "--trainer.enable_progress_bar", "false",
         ]
     )  # fmt: skip

@@ -351,6 +351,29 @@ def test_a_dictionary_noun_spreads_only_where_the_model_gives_it_some_probabilit
     assert "조합원" not in deid.apply(text, spans).text  # no model output known: spreads as a reviewer's span does
 
 
+def test_common_vocabulary_spreads_by_evidence_and_a_name_the_dictionary_does_not_know_everywhere(
+    deid: Deidentifier,
+) -> None:
+    """Issue 66: a model span Mecab-ko reads as common words (a compound noun, a known place) spreads only where the
+    model scores it; a name read as one-syllable pieces (정미|하) spreads everywhere, evidence or not."""
+    text = "계열은행 정미하는 계열은행에서 일했다. 캄보디아에서 정미하를 만났다. 계열은행과 캄보디아 그리고 정미하."
+    spans = [first_span(text, "계열은행", "기업명"), first_span(text, "정미하"), first_span(text, "캄보디아", "해외주소")]
+    scores = _scores(text, ("계열은행", 0, 0.6), ("계열은행", 1, 0.2), ("정미하", 0, 0.9), ("캄보디아", 0, 0.7))
+    result = deid.apply(text, spans, scores)
+    assert result.text == "A B는 A에서 일했다. C에서 B를 만났다. 계열은행과 캄보디아 그리고 B."
+    check_invariants(text, result, spans, scores=scores)
+
+
+def test_what_the_court_masked_is_not_replaced_again(deid: Deidentifier) -> None:
+    """Issue 66: a model span over a court's masked entity and the common words naming it (□□사 납골당) is dropped,
+    never spread; a masked name still goes through its recognizer."""
+    text = "피고인은 □□사 납골당 사업을 하였고, □□사 납골당에 돈을 냈다. 최○○은 증언하였다."
+    spans = [first_span(text, "□□사 납골당", "기업명")]
+    assert deid.apply(text, spans, [0.9] * len(text)).text == text
+    recognized = PipelineOptions().build()(text)
+    assert recognized.text == "피고인은 □□사 납골당 사업을 하였고, □□사 납골당에 돈을 냈다. A는 증언하였다."
+
+
 def test_identifiers_spread_beside_digits_and_latin_letters(deid: Deidentifier) -> None:
     """Only a Hangul syllable joined to another makes an occurrence part of a longer word."""
     text = "전화 010-1234-5678로 연락하였고 010-1234-5678번으로도 걸었다. 김영수A 김영수1과"

@@ -154,6 +154,18 @@ def test_the_syllable_after_a_short_name_is_a_rest_even_when_it_reads_as_a_parti
         TriageRule(full_name_syllables=-1)
 
 
+def test_the_syllable_after_a_short_name_the_document_shows_whole_is_no_rest() -> None:
+    """Mentions of a two-syllable name followed by different particles (``오숿은``, ``오숿의``, ``오숿에``), or one
+    followed by no letter, show where the name ends: no mark after any of them; followed by the same syllable every
+    time (``박갬에게``, ``박갬에서``), the syllable may still be the name's last one."""
+    differing = "원고 오숿은 2022. 3. 원고 오숿의 유류카드를 썼고, 원고 오숿에 대한 처분이다."
+    assert marks(triaged(differing, [span_at(differing, "오숿")])) == []
+    alone = "피해자 박갬에게 돈을 주었다. 증인 박갬."
+    assert marks(triaged(alone, [span_at(alone, "박갬")])) == []
+    same = "피해자 박갬에게 돈을 주었다. 피해자 박갬에서 시작되었다."
+    assert marks(triaged(same, [span_at(same, "박갬")])) == [("에", "cut_word"), ("에", "cut_word")]
+
+
 def test_parts_of_a_detected_entity_left_elsewhere_are_possible_misses() -> None:
     text = ("피고인 홍길동은 서울 강남구 테헤란로 123에서 피해자를 만났다. 길동이 먼저 때렸고, 홍씨는 길동무와 도망하였다. "
             "피해자는 테헤란로 123 앞에서 쓰러졌다. 남궁민수는 길동을 보았다.")  # fmt: skip

@@ -1,7 +1,8 @@
 """Document formats: DOCX and HWPX read in reading order with a location map and written back with every
-replacement inside the runs that held the text, nothing else changed, no replaced text left in any part; PDF read
-from its text layer; every unsafe or unreadable file refused with one line. Fixtures are built with python-docx and
-python-hwpx; identifiers are found by the recognizers alone (no model)."""
+replacement inside the runs that held the text, nothing else changed, no replaced text left in any part, and restored
+from a mapping the same way; PDF read from its text layer; every unsafe or unreadable file refused with one line.
+Fixtures are built with python-docx and python-hwpx, and saved by Word and Hancom Office (``files/``, its README says
+where each comes from); identifiers are found by the recognizers alone (no model). HWP 5: ``test_hwp.py``."""
 
 from __future__ import annotations
 
@@ -17,15 +18,16 @@ from docx.opc.constants import RELATIONSHIP_TYPE as RT
 from docx.opc.packuri import PackURI
 from docx.opc.part import Part
 from docx.oxml import parse_xml as docx_xml
+from hwp_files import judgment_hwp
 from hwpx import HwpxDocument
 from lxml import etree
 
 from thunder.cli import main
 from thunder.deid import Deidentifier
-from thunder.deid.mapping import MappingKey, replacing_edits
+from thunder.deid.mapping import replacing_edits
 from thunder.documents.formats import FormatError, Replacement, read_document, render
-from thunder.documents.formats import package as package_module
 
+FILES = Path(__file__).parent / "files"
 W_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 W = f"{{{W_NS}}}"
 IDENTIFIERS = ("홍길동", "010-1234-5678", "900101-1234567", "김철수")
@@ -290,7 +292,7 @@ def _docx_with(tmp_path: Path, name: str, **parts: bytes) -> Path:
         (lambda t: _docx_with(t, "xxe.docx", **{"word/document.xml": XXE}), "DTD"),
         (lambda t: _written(t / "scan.pdf", pdf_bytes(b"0 0 m 100 100 l S")), "no text layer"),
         (lambda t: _written(t / "cut.pdf", pdf_bytes(b"BT ET")[:40]), "corrupt or truncated"),
-        (lambda t: _written(t / "old.hwp", bytes.fromhex("d0cf11e0a1b11ae1")), "HWP 5"),
+        (lambda t: _written(t / "old.hwp", bytes.fromhex("d0cf11e0a1b11ae1")), "corrupt or truncated"),
     ],
 )
 def test_unsafe_or_unreadable_documents_are_refused_with_one_line(tmp_path: Path, make, reason: str) -> None:
@@ -322,25 +324,69 @@ def test_thunder_deid_writes_each_format_and_refuses_a_bad_file(tmp_path: Path, 
     _written(inputs / "c.pdf", pdf_bytes(b"BT /F1 12 Tf 72 720 Td (Tel 010-1234-5678) Tj ET"))
     (inputs / "d.txt").write_text("피고인 홍길동은 010-1234-5678", encoding="utf-8")
     _written(inputs / "e.docx", b"PK\x03\x04 cut")
+    judgment_hwp(inputs / "f.hwp")
     with pytest.raises(SystemExit) as exit_code:
         main(["deid", str(inputs), "--out", str(tmp_path / "out")])
     assert exit_code.value.code == 1
     lines = [line for line in capsys.readouterr().err.splitlines() if "e.docx" in line]
     assert len(lines) == 1 and "corrupt or truncated" in lines[0]
     out = tmp_path / "out"
-    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == ["a.docx", "b.hwpx", "c.txt", "d.txt"]
-    for name in ("a.docx", "b.hwpx"):
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == ["a.docx", "b.hwpx", "c.txt", "d.txt",
+                                                                                  "f.hwpx"]  # fmt: skip
+    for name in ("a.docx", "b.hwpx", "f.hwpx"):
         assert_no_identifier((out / name).read_bytes())
     assert (out / "c.txt").read_text(encoding="utf-8").startswith("Tel A")
     main(["deid", str(inputs / "a.docx"), "--out", str(tmp_path / "as_hwpx"), "--out_format", "hwpx"])
     assert "피고인 A는" in read_document(tmp_path / "as_hwpx" / "a.hwpx").text
 
 
-def test_thunder_reidentify_refuses_a_document_rather_than_write_text_under_its_name(tmp_path: Path, capsys) -> None:
-    MappingKey.generate(tmp_path / "k.key")
-    (tmp_path / "m.jsonl").write_text("", encoding="utf-8")
-    source = judgment_docx(tmp_path / "a.docx")
+def test_thunder_reidentify_restores_each_document_in_its_own_format(tmp_path: Path, capsys) -> None:
+    inputs, out, restored = tmp_path / "in", tmp_path / "out", tmp_path / "restored"
+    inputs.mkdir()
+    sources = {"a.docx": judgment_docx(inputs / "a.docx"), "b.hwpx": judgment_hwpx(inputs / "b.hwpx"),
+               "c.hwpx": judgment_hwp(inputs / "c.hwp")}  # fmt: skip
+    keys = ["--mapping", str(tmp_path / "m.jsonl"), "--key_file", str(tmp_path / "k.key")]
+    main(["deid", str(inputs), "--out", str(out), *keys])
+    main(["reidentify", *keys, str(out), "--out", str(restored)])
+    for name, source in sources.items():
+        assert read_document(restored / name).text == read_document(source).text, name
+    original, back = _parts((inputs / "a.docx").read_bytes()), _parts((restored / "a.docx").read_bytes())
+    assert texts_blanked(back["word/document.xml"]) == texts_blanked(original["word/document.xml"])
+    runs = docx.Document(restored / "a.docx").paragraphs[0].runs
+    assert [(r.text, r.bold, r.italic) for r in runs[:3]] == [("피고인 ", None, None), ("홍길동은", True, None), ("", None, True)]
+    assert "<dc:creator>A</dc:creator>" in back["docProps/core.xml"].decode()  # properties stay as written
+    _written(out / "p.pdf", pdf_bytes(b"BT /F1 12 Tf 72 720 Td (Tel A) Tj ET"))
+    _written(out / "z.docx", judgment_docx(tmp_path / "z.docx").read_bytes())  # never de-identified
+    capsys.readouterr()
     with pytest.raises(SystemExit):
-        main(["reidentify", "--mapping", str(tmp_path / "m.jsonl"), "--key_file", str(tmp_path / "k.key"), str(source),
-              "--out", str(tmp_path / "r")])  # fmt: skip
-    assert "not restored yet" in capsys.readouterr().err and not (tmp_path / "r" / "a.docx").exists()
+        main(["reidentify", *keys, str(out / "p.pdf"), str(out / "z.docx"), "--out", str(tmp_path / "r2")])
+    errors = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
+    assert len(errors) == 2 and all("no mapping record" in line for line in errors)
+    assert not (tmp_path / "r2").exists()
+
+
+def test_documents_saved_by_word_and_hancom_round_trip(tmp_path: Path) -> None:
+    """A footer text across two runs of a Word file and the author its properties name; a word of a Hancom HWPX,
+    its title and preview: replaced, every other part and all formatting untouched."""
+    source = read_document(FILES / "word-header-footer.docx")
+    at = source.text.index("section 1")
+    data = render(source, [Replacement(at, at + len("section 1"), "A")], spans={"Steve Canny": "B"})
+    before, after = _parts(source.data), _parts(data)
+    assert {name for name in after if before[name] != after[name]} == {"word/footer2.xml", "docProps/core.xml"}
+    assert texts_blanked(before["word/footer2.xml"]) == texts_blanked(after["word/footer2.xml"])
+    assert [t.text or "" for t in etree.fromstring(after["word/footer2.xml"]).iter(f"{W}t")] == ["Footer for A", ""]
+    core = after["docProps/core.xml"].decode()
+    assert "Steve Canny" not in core and "<dc:creator>B</dc:creator>" in core
+    assert read_document(_written(tmp_path / "w.docx", data)).text == source.text.replace("section 1", "A")
+    source = read_document(FILES / "hancom-anthem.hwpx")
+    at = source.text.index("백두산")
+    data = render(source, [Replacement(at, at + 3, "A")])
+    before, after = _parts(source.data), _parts(data)
+    assert set(after) == set(before) - {"Preview/PrvImage.png"} and list(after)[0] == "mimetype"
+    changed = {name for name in after if before[name] != after[name]}
+    assert changed == {"Contents/section0.xml", "Contents/content.hpf", "Preview/PrvText.txt"}
+    assert texts_blanked(before["Contents/section0.xml"]) == texts_blanked(after["Contents/section0.xml"])
+    hpf = after["Contents/content.hpf"].decode()
+    assert "<opf:title>동해 물과 A이 마르고 닳도록</opf:title>" in hpf and ">alfal<" in hpf and "PrvImage" not in hpf
+    assert after["Preview/PrvText.txt"].decode().startswith("동해 물과 A이 마르고 닳도록\r\n")
+    assert read_document(_written(tmp_path / "h.hwpx", data)).text == source.text.replace("백두산", "A")

@@ -94,6 +94,7 @@ def found(text: str) -> list[tuple[str, str, float]]:
         ("면허증(서울 12-345678-90)", ("서울 12-345678-90", "driver_license_number", 0.95)),
         ("운전면허번호 111234567890", ("111234567890", "driver_license_number", 0.8)),
         ("승용차 98노1234", ("98노1234", "vehicle_plate", 0.85)),  # a vehicle word outweighs the case shape
+        ("피고인은 17자9388 개인택시 기사", ("17자9388", "vehicle_plate", 0.8)),  # a word after it, no amount
         ("고객센터 1588-1234", ("1588-1234", "phone_number", 0.8)),
         ("99-12-345678-90", ("99-12-345678-90", "bank_account_number", 0.55)),  # region 99 does not exist
         ("접속 IP 192.168.010.020 에서", ("192.168.010.020", "ip_address", 0.9)),  # zero-padded octets
@@ -109,6 +110,7 @@ def found(text: str) -> list[tuple[str, str, float]]:
         # a dash typed as the Hangul vowel ㅡ, the katakana ー or a tilde; two line breaks or a <br> inside a number
         ("전화 010ㅡ1234ㅡ5678 로", ("010ㅡ1234ㅡ5678", "phone_number", 0.9)),
         ("주민등록번호 900101ㅡ1234568 인", ("900101ㅡ1234568", "resident_registration_number", 0.95)),
+        ("주민등록번호 900101ㅡ1234567 인", ("900101ㅡ1234567", "resident_registration_number", 0.7)),  # issue 71's
         ("전화 ０１０ー１２３４ー５６７８ 로", ("０１０ー１２３４ー５６７８", "phone_number", 0.9)),
         ("전화 010~1234~5678 로", ("010~1234~5678", "phone_number", 0.9)),
         ("전화 010-1234-<br>5678 로", ("010-1234-<br>5678", "phone_number", 0.9)),
@@ -120,6 +122,23 @@ def found(text: str) -> list[tuple[str, str, float]]:
         ("주소 ftp://files.example.com/a.zip 참조", ("ftp://files.example.com/a.zip", "url", 0.9)),
         ("링크 bit.ly/3xYzAb 참조", ("bit.ly/3xYzAb", "url", 0.8)),
         ("주소 xn--9n2bp8q.xn--3e0b707e 참조", ("xn--9n2bp8q.xn--3e0b707e", "url", 0.85)),
+        # issue 71: Hangul e-mail addresses, @ and dots written in Hangul, numbers read out, IPv6, letters glued on
+        ("연락처 홍길동@예시.한국 으로", ("홍길동@예시.한국", "email", 0.95)),
+        ("이메일 홍길동@예시.한국으로 보냈다", ("홍길동@예시.한국", "email", 0.95)),
+        ("이메일 hong@naver.com으로 보냈다", ("hong@naver.com", "email", 0.95)),
+        ("이메일 hong 골뱅이 naver 닷컴 으로", ("hong 골뱅이 naver 닷컴", "email", 0.95)),
+        ("이메일 hong 골뱅이 naver 닷 컴 으로", ("hong 골뱅이 naver 닷 컴", "email", 0.95)),
+        ("이메일 hong골뱅이naver점com으로", ("hong골뱅이naver점com", "email", 0.95)),
+        ("이메일 hong 앳 daum 쩜 넷 으로", ("hong 앳 daum 쩜 넷", "email", 0.95)),
+        ("이메일 kim_88 골뱅이 korea 점 ac 점 케이알 로", ("kim_88 골뱅이 korea 점 ac 점 케이알", "email", 0.95)),
+        ("전화 공일공 일이삼사 오육칠팔 로", ("공일공 일이삼사 오육칠팔", "phone_number", 0.9)),
+        ("전화 공일공-일이삼사-오육칠팔로 연락", ("공일공-일이삼사-오육칠팔", "phone_number", 0.9)),
+        ("전화 영일영 일이삼사 오육칠팔 로", ("영일영 일이삼사 오육칠팔", "phone_number", 0.9)),
+        ("전화 공일공일이삼사오육칠팔 로", ("공일공일이삼사오육칠팔", "phone_number", 0.8)),  # no separator, as 01012345678
+        ("전화 010-일이삼사-5678 로", ("010-일이삼사-5678", "phone_number", 0.9)),
+        ("접속 IP 2001:db8::8a2e:370:7334 에서", ("2001:db8::8a2e:370:7334", "ip_address", 0.9)),
+        ("로그 ::ffff:192.0.2.1 기록", ("::ffff:192.0.2.1", "ip_address", 0.8)),
+        ("전화 010-1234-0001kd12 로", ("010-1234-0001kd12", "phone_number", 0.9)),
     ],
 )
 def test_recognition(text: str, expected: tuple[str, str, float]) -> None:
@@ -144,6 +163,10 @@ def test_recognition(text: str, expected: tuple[str, str, float]) -> None:
         "회의는 at 3 dot 으로",  # "at" and "dot" without an address around them
         "2019. 10.\n12. 선고",  # a date wrapped at the margin stays a date
         "기간 2019~2020, 제1~3항, 100~200만원, 1ㅡ2",  # ranges and a Hangul dash between small numbers
+        "14:30:25경 도착, 비율 2:1:1, 시각 12:30",  # times and ratios: no IPv6 address
+        "영일만 일대에서 일이삼사 순서로 공일공 번",  # Sino-Korean numerals that are no mobile number
+        "강남점 com 매장, 판매점 넷, 골뱅이 무침",  # Hangul dot and @ words without an address around them
+        "공소외 32가 2005. 3월경 직접, 피고인 2가 2019. 3. 1. 만났다, 1가 1200만 원",  # a mark, its particle, a date
     ],
 )
 def test_look_alikes(text: str) -> None:

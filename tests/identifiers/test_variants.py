@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from thunder.deid.recognizers.registry import load_recognizers, recognize
 from thunder.identifiers import CATALOGUE
 from thunder.identifiers.context import MentionContext
-from thunder.identifiers.normalize import DASHES, INVISIBLE, normal_view
+from thunder.identifiers.normalize import AT_WORDS, DASHES, INVISIBLE, normal_view
 
 ALL = load_recognizers()
 RECOGNIZED = sorted(name for name, identifier in CATALOGUE.items() if identifier.recognizer)
@@ -138,6 +138,11 @@ def test_every_generator_variant_is_replaced_many(name: str, seed: int, transfor
         ("010ㅡ1234ー5678~9", "010-1234-5678-9"),
         ("blog.naver.\ncom/hong1234", "blog.naver.com/hong1234"),
         ("회의는 at 3 dot\n5 -", "회의는 at 3 dot\n5 -"),  # no address, no digit group: unchanged
+        ("hong 골뱅이 naver 닷컴", "hong@naver.com"),  # a run written as one maps back whole
+        ("hong골뱅이naver 점 com", "hong@naver.com"),
+        ("hong 앳 naver 닷 컴", "hong@naver.com"),
+        ("공일공 일이삼사 오육칠팔", "010 1234 5678"),
+        ("영일영-일이삼사-오육칠팔", "010-1234-5678"),
     ],
 )
 def test_runs_of_characters_become_one_and_map_back_to_all_of_them(text: str, view: str) -> None:
@@ -147,4 +152,4 @@ def test_runs_of_characters_become_one_and_map_back_to_all_of_them(text: str, vi
     at = view.find("@")
     if at >= 0:  # the @ and the letter after it cover the whole written-out form
         start, end = normal.original_span(at, at + 2)
-        assert text[start : end - 1].strip().strip("[]()").strip() == "at"
+        assert text[start : end - 1].strip().strip("[]()").strip() in ("at", *AT_WORDS)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from thunder.language.court_marks import KINDS, court_marks
+from thunder.language.court_marks import KINDS, court_marks, masked_entities
 from thunder.taxonomy import Taxonomy
 
 LEGAL_KO = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "legal-ko" / "precedents.jsonl.xz"
@@ -81,3 +81,15 @@ def test_every_label_on_the_published_decisions_is_the_taxonomys() -> None:
             if number % 20 == 0:
                 found |= {m.label for m in court_marks(json.loads(line)["text"]) if m.kind == "id"}
     assert found and found <= set(labels)
+
+
+@pytest.mark.parametrize(
+    ("text", "entities"),
+    [("직접 □□사 납골당 사업을 가지고", ["□□사 납골당"]), ("○○대학교병원에 입원하였다", ["○○대학교병원에"]),
+     ("♤♤♤ 사모펀드는", ["♤♤♤ 사모펀드는"]), ("소재지 ○○리 126-4", ["○○리"]), ("피해자 ○○○, 이문 등", ["○○○,"]),
+     ("○○○ 정미래와", ["○○○"]), ("○○ KFD개발", ["○○"]), ("김철수 홍길동", [])],
+)  # fmt: skip
+def test_masked_entities_are_the_masks_and_the_common_words_they_name(text: str, entities: list[str]) -> None:
+    """Issue 66: what the court masked is no identifier to replace again; digits, names and unknown words beside a
+    mask are not part of it."""
+    assert [text[a:b] for a, b in masked_entities(text)] == entities

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from thunder.language.morphemes import final_particles, tagged_chars
+from thunder.language.morphemes import common_words, final_particles, tagged_chars
 
 
 def flagged(text: str, *tags: str) -> list[str]:
@@ -38,3 +38,15 @@ def test_tagged_chars_follow_the_part_of_speech_and_its_class() -> None:
 def test_a_names_last_syllable_mecab_reads_inside_it_is_no_particle(word: str, kept: str) -> None:
     """Issue 68: the particle after a name is cut off, never the last syllable of a name that looks like one."""
     assert word[: len(word) - final_particles(word, 0, len(word))] == kept
+
+
+@pytest.mark.parametrize(
+    ("word", "common"),
+    [("계열은행", True), ("캄보디아", True), ("더군다나", True), ("만났다", True), ("조합원", True),
+     ("김철수", False), ("아르키메데스", False), ("정미하", False), ("배냉히", False), ("유추어", False),
+     ("KFD도시개발", False), ("123가", False), ("신도시", False)],
+)  # fmt: skip
+def test_common_words_are_the_dictionarys_vocabulary_read_whole(word: str, common: bool) -> None:
+    """Issue 66: a text spreads by the model's evidence only where Mecab-ko reads all of it as common vocabulary;
+    a name it does not know, read as pieces of one syllable (정미|하, 배|냉|히), never is."""
+    assert common_words(word) is common

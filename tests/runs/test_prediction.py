@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -87,7 +88,7 @@ def test_list_documents(corpus: Path, tmp_path: Path) -> None:
     assert [r.output for r in listed.refs] == outputs
     j1, j2 = listed.refs[-2:]
     assert (j1.id, j1.line, j1.offset, j2.line) == ("j/1", 1, 0, 3)
-    assert listed.skipped == [f"{corpus}: skipped files that are not .jsonl/.md/.txt (1 .csv)"]
+    assert listed.skipped == [f"{corpus}: skipped files that are not .docm/.docx/.hwp/.hwpx/.jsonl/.md/.pdf/.txt (1 .csv)"]
     # two inputs keep their layout under the common folder, so equal names never collide
     for name in ("a", "b"):
         (tmp_path / name).mkdir()
@@ -158,8 +159,55 @@ def test_thunder_predict_writes_no_config_and_exits_0(corpus: Path, tmp_path: Pa
     assert written(tmp_path / "out") == expected_outputs()
     assert not (tmp_path / "config.yaml").exists() and not (tmp_path / "out" / "config.yaml").exists()
     err = capsys.readouterr().err
-    assert f"thunder predict: {corpus}: skipped files that are not .jsonl/.md/.txt (1 .csv)" in err
+    assert f"thunder predict: {corpus}: skipped files that are not .docm/.docx/.hwp/.hwpx/.jsonl/.md/.pdf/.txt (1 .csv)" in err
     assert "thunder predict: 9 written, 0 failed, of 9 documents" in err
+
+
+def _every_part(path: Path) -> bytes:
+    """A file's bytes; a ZIP package's: every part, expanded."""
+    if not zipfile.is_zipfile(path):
+        return path.read_bytes()
+    with zipfile.ZipFile(path) as archive:
+        return b"".join(map(archive.read, archive.namelist()))
+
+
+def test_predict_reads_and_writes_documents_as_thunder_deid_does(tmp_path: Path, monkeypatch, capsys) -> None:
+    import docx
+    from documents.hwp_files import judgment_hwp
+    from hwpx import HwpxDocument
+
+    from thunder.documents.formats import read_document
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    sentence = "피고인 홍길동은 010-1234-5678로 전화하였다."
+    word = docx.Document()
+    word.add_paragraph(sentence)
+    word.save(corpus / "a.docx")
+    hangul = HwpxDocument.new()
+    hangul.add_paragraph(sentence)
+    (corpus / "b.hwpx").write_bytes(hangul.to_bytes())
+    judgment_hwp(corpus / "c.hwp")
+    (corpus / "d.txt").write_text(sentence, encoding="utf-8")
+    (corpus / "e.hwp").write_bytes(b"PK\x03\x04")
+    monkeypatch.chdir(tmp_path)
+    for out, out_format, names in ((tmp_path / "own", None, ["a.docx", "b.hwpx", "c.hwpx", "d.txt"]),
+                                   (tmp_path / "docx", "docx", ["a.docx", "b.docx", "c.docx", "d.txt"])):  # fmt: skip
+        options = ["--trainer.callbacks.init_args.out_format", out_format] if out_format else []
+        with pytest.raises(SystemExit) as exit_info:
+            predict([corpus], out, *options)
+        assert exit_info.value.code == 1
+        assert f"thunder predict: error: {corpus / 'e.hwp'}: a ZIP package under the .hwp suffix" in capsys.readouterr().err
+        assert sorted(p.name for p in out.iterdir() if not p.name.endswith(".jsonl") and p.name[0] != ".") == names
+        for name in names:
+            text = read_document(out / name).text if name[-4:] != ".txt" else (out / name).read_text(encoding="utf-8")
+            assert ("피고인 A는 피해자에게\n" if name[0] == "c" else "피고인 A는 B로 전화하였다.") in text, name
+            content = _every_part(out / name)
+            assert "홍길동".encode() not in content and b"010-1234-5678" not in content, name
+        spans = [json.loads(line) for line in (out / f"{names[2]}.spans.jsonl").read_text(encoding="utf-8").splitlines()]
+        assert {span["text"] for span in spans} >= {"홍길동", "900101-1234567", "김철수"}
+        (failure,) = [json.loads(line) for line in (out / "failed.jsonl").read_text(encoding="utf-8").splitlines()]
+        assert failure["file"] == str(corpus / "e.hwp")
 
 
 BAD_DOCUMENTS = [  # (name, file content, the reported reason after "FILE[:LINE]: ")
@@ -229,6 +277,10 @@ REFUSED = [  # (name, files to create, inputs, output dir, extra options, messag
      "unknown recognizer 'nosuch'"),
     ("document batch_size 0", {"c/x.txt": "가"}, ["c"], "out", ["--data.init_args.batch_size", "0"],
      "batch_size must be at least 1"),
+    ("out_format pdf", {"c/x.docx": "가"}, ["c"], "out", ["--trainer.callbacks.init_args.out_format", "pdf"],
+     "out_format 'pdf': choose one of text, docx, hwpx"),
+    ("a PDF and a text file, one output name", {"c/x.pdf": "가", "c/x.txt": "나"}, ["c"], "out", [],
+     "would be written to out/x.txt"),
 ]  # fmt: skip
 
 

@@ -1083,3 +1083,67 @@ def test_a_clerks_added_span_lowers_the_risk_and_a_finished_review_leaves_the_un
     assert any(s["found"] for s in spans_of(page) if text[s["start"] : s["end"]] == "목동")
     # accepting a mark is no leak found: a span added over a mark decides that mark, nothing more
     assert sum(s["found"] for s in spans_of(page)) == 1
+
+
+def judgment_hwpx(path: Path) -> Path:
+    """A judgment as Hancom writes it (python-hwpx): a header, the defendant's name split across runs of two character
+    shapes, a phone number, a parties table with a resident registration number."""
+    from hwpx import HwpxDocument
+
+    document = HwpxDocument.new()
+    document.page.set_header(text="서울동부지방법원 2024고단1234")
+    body = document.add_paragraph("피고인 ")
+    body.add_run("홍", bold=True)
+    body.add_run("길동", italic=True)
+    body.add_run("은 행복분식 앞에서 피해자 김영희에게 010-2345-6789로 전화하였다.")
+    table = document.add_table(2, 2)
+    for row, (key, value) in enumerate((("피고인", "피고인 홍길동"), ("주민등록번호", "900101-1234568"))):
+        table.set_cell_text(row, 0, key)
+        table.set_cell_text(row, 1, value)
+    document.add_paragraph("증인 박철수의 진술은 믿기 어렵다.")
+    path.write_bytes(document.to_bytes())
+    return path
+
+
+def test_a_hwpx_judgment_is_reviewed_and_downloaded_as_hwpx(page, tmp_path: Path) -> None:
+    """Issue 69: the page opens an HWPX file, reviews its extracted text as pasted text is reviewed, and downloads the
+    reviewed document as HWPX: the rejected replacement kept, the added span replaced inside its runs, and no
+    replaced identifier left in any part of the package."""
+    import zipfile
+
+    from thunder.documents.formats import read_bytes, read_document
+
+    source = judgment_hwpx(tmp_path / "판결.hwpx")
+    text = read_document(source).text
+    page.set_input_files("#files", str(source))
+    page.click("#run")
+    page.wait_for_selector("#original mark.span")
+    assert page.evaluate("() => state.docs[0].text") == text  # the text the reader extracts: the spans' offsets
+    assert page.inner_text("#original").replace("\n", "") == text.replace("\n", "")
+    shown = {text[s["start"] : s["end"]] for s in spans_of(page)}
+    assert {"홍길동", "김영희", "010-2345-6789", "900101-1234568", "박철수"} <= shown
+
+    phone = next(i for i, s in enumerate(spans_of(page)) if text[s["start"] : s["end"]] == "010-2345-6789")
+    page.locator(f'#original mark[data-index="{phone}"]').click()
+    page.keyboard.press("r")  # the clerk keeps the phone number
+    add_by_keys(page, "행복분식", "가게")  # and replaces the shop the recognizers cannot know
+    with page.expect_download() as download:
+        page.keyboard.press("o")
+    assert download.value.suggested_filename == "판결.deid.hwpx"
+    written = Path(download.value.path()).read_bytes()
+
+    reviewed = read_bytes("판결.hwpx", written).text  # the document re-read: the clerk's edits are there
+    assert reviewed == page.evaluate("() => state.docs[0].output") == page.inner_text("#output")
+    assert "010-2345-6789" in reviewed and "행복분식" not in reviewed
+    assert reviewed.startswith("서울동부지방법원 2024고단1234") and "피고인 A는" in reviewed
+    with zipfile.ZipFile(io.BytesIO(written)) as archive:  # no replaced identifier in any part
+        for name in archive.namelist():
+            content = archive.read(name)
+            for identifier in ("홍길동", "김영희", "900101-1234568", "박철수", "행복분식"):
+                for encoded in (identifier.encode(), identifier.encode("utf-16-le")):
+                    assert encoded not in content, f"{identifier} survives in {name}"
+    assert page.is_visible("#download-document")
+    page.click("#forget")
+    page.click("#files-clear")
+    run_text(page, JUDGMENT)  # pasted text has no document to download
+    assert not page.is_visible("#download-document")

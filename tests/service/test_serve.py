@@ -387,11 +387,39 @@ def test_deid_takes_a_document_and_answers_the_document_de_identified(service, k
     assert base64.b64decode(data["document"]).decode("utf-8") == data["text"]
 
 
+def test_apply_writes_the_reviewed_document_back_in_its_format(service) -> None:
+    """The review page's download of a document: ``/v1/deid`` answers the text its reader extracted, ``/v1/apply``
+    takes it back with the document and the reviewed spans and answers the document with exactly those replaced; a
+    text that is not the document's is refused, since the offsets would fall elsewhere."""
+    import base64
+
+    from thunder.documents.formats import read_bytes
+
+    url, _ = service
+    upload = base64.b64encode(_hwpx(SECRET_TEXT)).decode()
+    status, first = post(url, "/v1/deid", {"document": upload, "filename": "판결.hwpx"})
+    extracted = first["extracted"]
+    assert status == 200 and extracted == read_bytes("판결.hwpx", base64.b64decode(upload)).text
+    assert {".hwpx", ".docx", ".pdf"} <= set(request(url, "/health")[1]["documents"])
+    phone = next(s for s in first["spans"] if s["text"] == SECRET_PHONE)
+    kept = [{"start": s["start"], "end": s["end"], "label": s["label"]} for s in first["spans"] if s is not phone]
+    body = {"text": extracted, "spans": kept, "rejected": [{"start": phone["start"], "end": phone["end"]}],
+            "document": upload, "filename": "판결.hwpx"}  # fmt: skip
+    status, data = post(url, "/v1/apply", body)
+    assert status == 200 and data["filename"] == "판결.hwpx"
+    written = read_bytes("판결.hwpx", base64.b64decode(data["document"])).text
+    assert written == data["text"] and SECRET_PHONE in written and SECRET_NAME not in written
+    status, data = post(url, "/v1/apply", {**body, "text": extracted + " "})
+    assert status == 400 and data["error"].startswith("text: not the text the document's reader extracts")
+    status, data = post(url, "/v1/apply", {**body, "filename": None})
+    assert status == 400 and "a document needs its filename" in data["error"]
+
+
 @pytest.mark.parametrize("body, status, reason", [
     ({"document": "bm90IGEgemlw", "filename": "a.docx"}, 400, "document refused: corrupt or truncated"),
     ({"document": "UEsDBA==", "filename": "a.hwpx"}, 400, "document refused: corrupt or truncated"),
     ({"document": "%%%", "filename": "a.hwpx"}, 400, "document: not valid base64"),
-    ({"document": "AAAA", "filename": "a.hwp"}, 400, "document refused: HWP 5 (binary) is not read yet"),
+    ({"document": "AAAA", "filename": "a.hwp"}, 400, "document refused: corrupt or truncated: not an HWP 5 file"),
     ({"document": "AAAA", "filename": "a.exe"}, 415, "filename: .exe is not a document format read here"),
     ({"document": "AAAA", "filename": "a.hwpx", "text": "x"}, 400, "give text or document"),
 ])  # fmt: skip
@@ -618,9 +646,11 @@ def test_the_api_description_and_its_docs_come_from_the_package(service) -> None
     body = schema["paths"]["/v1/deid"]["post"]["requestBody"]["content"]["application/json"]["schema"]
     assert body == {"$ref": "#/components/schemas/DeidRequest"}
     components = schema["components"]["schemas"]
-    assert {"DeidRequest", "BatchRequest", "ApplyRequest", "ReviewedSpan", "DeidAnswer"} <= set(components)
+    assert {"DeidRequest", "BatchRequest", "ApplyRequest", "ReviewedSpan", "DocumentAnswer"} <= set(components)
     assert "required" not in components["DeidRequest"]  # text, or a document with its filename
-    assert {"text", "document", "filename", "out_format"} <= set(components["DeidRequest"]["properties"])
+    for request_body in ("DeidRequest", "ApplyRequest"):  # a document reviewed goes back in its own format
+        assert {"text", "document", "filename", "out_format"} <= set(components[request_body]["properties"])
+    assert "extracted" in components["DocumentAnswer"]["properties"]
     with urllib.request.urlopen(url + "/docs", timeout=30) as response:
         page = response.read().decode()
     references = re.findall(r"""(?:src|href)=["']([^"']+)""", page)

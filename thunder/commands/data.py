@@ -59,13 +59,17 @@ def config_data_section(config: str) -> dict[str, Any]:
 
 
 def datamodule_from_config(config: str) -> LightningDataModule:
-    """The data module of a LightningCLI YAML config (its ``data:`` section), built by jsonargparse."""
+    """The data module of a LightningCLI YAML config (its ``data:`` section), built by jsonargparse as ``thunder fit``
+    builds it: relative input paths read from the config's folder."""
     from jsonargparse import ArgumentParser
+    from jsonargparse import Path as ConfigFile
     from lightning.pytorch import LightningDataModule
 
     parser = ArgumentParser(exit_on_error=False)
     parser.add_subclass_arguments(LightningDataModule, "data", required=True)
-    namespace = parser.parse_object({"data": config_data_section(config)})
+    section = config_data_section(config)
+    with ConfigFile(config, mode="fr").relative_path_context():
+        namespace = parser.parse_object({"data": section})
     return parser.instantiate_classes(namespace).data
 
 

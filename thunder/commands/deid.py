@@ -1,4 +1,4 @@
-"""``thunder deid``: de-identify text files, documents (DOCX, HWPX, PDF), directories, JSONL or stdin.
+"""``thunder deid``: de-identify text files, documents (DOCX, HWPX, HWP, PDF), directories, JSONL or stdin.
 
 The outputs follow :class:`thunder.runs.plan.OutputPlan` (layout ``MIRROR``): every output is planned before any work
 starts (inputs keep their relative layout under ``--out``; nothing is written over an input or another output),
@@ -20,10 +20,11 @@ from thunder.deid.mapping import MappingKey, MappingWriter, replacing_edits
 from thunder.deid.pipeline import Deidentifier, PipelineOptions
 from thunder.deid.policy import PublicationPolicy
 from thunder.deid.triage import ReviewQueue, Triage, TriageRule
-from thunder.documents.formats import OUT_FORMATS, FormatError, Replacement, output_name, render
+from thunder.documents.formats import OUT_FORMATS, FormatError, output_name
 from thunder.documents.sources import (DOCUMENT_SUFFIXES, JSONL_SUFFIXES, TEXT_SUFFIXES, Document, InputError,
                                       list_inputs, read_documents)  # fmt: skip
-from thunder.runs.plan import INTERRUPTED, Layout, OutputPlan, catch_signals, mirror_slots, run_settings
+from thunder.runs.plan import (INTERRUPTED, Layout, OutputPlan, catch_signals, document_output, mirror_slots,
+                               run_settings)  # fmt: skip
 
 
 def _batches(documents: Iterator[Document], plan: OutputPlan, size: int) -> Iterator[list[Document]]:
@@ -64,7 +65,8 @@ def _process(
             plan.fail(doc.where, f"not de-identified ({type(error).__name__}: {error})")
             continue
         try:
-            content = _document(doc, result, out_format) if plan.out is not None or plan.in_place else None
+            written = plan.out is not None or plan.in_place
+            content = document_output(doc.extracted, result, out_format) if doc.extracted and written else None
         except FormatError as error:  # refused, nothing written for it; the run goes on and exits 1
             plan.fail(doc.where, f"not written: {error}")
             continue
@@ -72,16 +74,8 @@ def _process(
         if mapping is not None:  # the mapping, queue and spans first: the output marks the document done
             mapping.add(doc.id, doc.text, result)
         if queue is not None:
-            queue.add(slot.doc if slot else doc.id, slot.name if slot else None, result)
+            queue.add(slot.output_id if slot else doc.id, slot.name if slot else None, result)
         plan.write(slot, result, content)
-
-
-def _document(doc: Document, result: Any, out_format: str | None) -> bytes | None:
-    """The output file of a document read by its format's reader, checked (``None``: a text input)."""
-    if doc.extracted is None:
-        return None
-    edits = [Replacement(*edit) for edit in replacing_edits(doc.text, result.text, result.spans)]
-    return render(doc.extracted, edits, out_format, {span.text: span.placeholder for span in result.spans})
 
 
 def _name_deidentifier(deidentifier: Deidentifier, batch_size: int) -> Callable[[list[str]], list[str]]:
@@ -128,8 +122,8 @@ def deid_command(
     out_format: str | None = None,
     keep_names: bool = False,
 ) -> None:
-    """De-identify text files, documents, directories (*.txt, *.md, *.jsonl, *.docx, *.hwpx, *.pdf recursively), JSONL
-    ({"id", "text"} per line) or stdin.
+    """De-identify text files, documents, directories (*.txt, *.md, *.jsonl, *.docx, *.hwpx, *.hwp, *.pdf
+    recursively), JSONL ({"id", "text"} per line) or stdin.
 
     Args:
         inputs: files, directories or .jsonl files; stdin when none.
@@ -141,7 +135,8 @@ def deid_command(
             single text file, else one {"id", "text"} JSON line per document).
         spans: append the replaced spans as JSONL (doc, file, start, end, text, label, category, tier1,
             placeholder, score, source) to this file (created readable by the owner only), one document at a
-            time; the records already in it stay.
+            time; the records already in it stay. doc and file name the document as the outputs do (de-identified
+            unless --keep_names, which reading the file back as reviewed judgments needs).
         in_place: write each output over its input file (no --out), keeping its owner and mode; a symbolic link
             keeps pointing at the file it names, which is de-identified; a file with a second hard link is refused.
         overwrite: redo every document in --out, whatever settings made it (default: skip the documents already
@@ -159,11 +154,11 @@ def deid_command(
         allow_unverified: run a model that records no fingerprint or self-test answers (refused otherwise); the
             run record of --out says so.
         out_format: the format documents are written in: text, docx or hwpx (default: each .docx and .hwpx in its
-            own, a .pdf as text; docs/formats.md). Text and JSONL inputs stay text.
+            own, a .hwp as .hwpx, a .pdf as text; docs/formats.md). Text and JSONL inputs stay text.
         keep_names: write JSONL ids and output folder and file names as the inputs have them (default: de-identified
             like the text, by the same recognizers and model, e.g. ``2020고단1234_홍길동_010-1234-5678.txt`` ->
-            ``2020고단1234_A_B.txt``; two that would meet get a counter, ``_2``; the spans file, mapping and review
-            queue keep naming the inputs' ids).
+            ``2020고단1234_A_B.txt``; two that would meet get a counter, ``_2``; the spans file and the review queue
+            name the documents as the outputs do, the encrypted mapping by the inputs' own ids and paths).
     """
     try:
         listing = list_inputs(inputs, TEXT_SUFFIXES + JSONL_SUFFIXES + DOCUMENT_SUFFIXES)
@@ -229,7 +224,7 @@ def deid_command(
             writer.drop_unfinished({slot.doc for slot in plan.pending()} - done, {slot.doc for slot in plan.slots})
             plan.appended(Path(mapping), writer.start)
         if review_queue is not None:
-            done = {(slot.name, slot.doc) for slot in plan.slots if plan.is_done(slot)}
+            done = {(slot.name, slot.output_id) for slot in plan.slots if plan.is_done(slot)}
             queue = ReviewQueue(review_queue, keep=lambda r: (r.get("file"), str(r.get("id"))) in done)
         plan.save_record()
         if listing.stdin and sys.stdin is not None and sys.stdin.isatty():  # a terminal would wait without a word

@@ -31,7 +31,8 @@ class RecipeOptions:
     given replaces that recipe's setting.
 
     Args:
-        config: a training config (LightningCLI YAML) whose ``data.init_args`` is the recipe (instead of the model's).
+        config: a training config (LightningCLI YAML) whose ``data.init_args`` is the recipe (instead of the model's);
+            its relative paths are read from its folder.
         data: a directory of annotated judgments (instead of the recipe's corpus) or a JSONL file of
             ``{"text", "spans": [[start, end, label], ...], "id"}`` (used as it is).
         mention_dirs: mention list directories for the fillings.
@@ -69,7 +70,7 @@ class RecipeOptions:
         if self.config is not None:
             init_args = config_data_section(self.config).get("init_args") or {}
             base, source = Recipe.from_dict(init_args), self.config
-            bases = [Path.cwd(), *Path(self.config).resolve().parents]
+            bases = [Path(self.config).resolve().parent]  # as thunder fit reads it: from the config's folder
         elif (model is not None and Path(model).exists()
               and (stored := Artefact.open(model, verify).recipe()) is not None):  # fmt: skip
             base, source = Recipe.from_dict(stored), model

@@ -1,4 +1,5 @@
-"""``thunder reidentify``: restore original texts from de-identified ones with an encrypted mapping file."""
+"""``thunder reidentify``: restore original texts from de-identified ones with an encrypted mapping file; a de-identified
+DOCX or HWPX gets its original texts back inside the runs that hold the replacements."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import sys
 from pathlib import Path
 
 from thunder.deid.mapping import Mapping, MappingError, MappingKey, reidentify
+from thunder.documents.formats import FormatError, Replacement, restore
 from thunder.documents.outputs import write_atomic
-from thunder.documents.sources import Document, InputError, Listing, list_inputs, read_documents
+from thunder.documents.sources import (DOCUMENT_SUFFIXES, JSONL_SUFFIXES, TEXT_SUFFIXES, Document, InputError, Listing,
+                                      list_inputs, read_documents)  # fmt: skip
 
 
 def reidentify_command(mapping: str, key_file: str, inputs: list[str] = [], out: str | None = None) -> None:
@@ -17,12 +20,15 @@ def reidentify_command(mapping: str, key_file: str, inputs: list[str] = [], out:
     Args:
         mapping: the mapping file written by ``thunder deid --mapping`` (JSONL of sealed records).
         key_file: the key the mapping was written with; a wrong key or an altered file is refused.
-        inputs: de-identified text files, directories or JSONL files as ``thunder deid`` wrote them; stdin when none.
+        inputs: de-identified text files, documents (.docx, .hwpx), directories or JSONL files as ``thunder deid``
+            wrote them; stdin when none.
         out: output directory (each input keeps its relative path; JSONL outputs one {"id", "text"} line per
-            document); stdout when omitted: the text itself for stdin or a single text file, else JSON lines.
+            document; a document in its own format, each original text written into the runs that hold its
+            replacement; its document properties stay as they were written); stdout when omitted: the text itself
+            for stdin or a single text file, else JSON lines.
     """
     try:
-        listing = list_inputs(inputs)
+        listing = list_inputs(inputs, TEXT_SUFFIXES + JSONL_SUFFIXES + DOCUMENT_SUFFIXES)
         out_dir = Path(out) if out else None
         _check_out(listing, out_dir)
         store = Mapping(mapping, MappingKey.load(key_file))
@@ -36,12 +42,13 @@ def reidentify_command(mapping: str, key_file: str, inputs: list[str] = [], out:
         if doc.error is not None:
             errors.append(f"{doc.where}: {doc.error}")
             continue
-        if doc.extracted is not None:  # its text would be written under the document's name
-            errors.append(f"{doc.where}: documents (DOCX, HWPX, PDF) are not restored yet; give the de-identified text")
-            continue
         try:
-            original = reidentify(doc.text, store.find(doc.text, _doc_id(doc)))
-        except MappingError as error:
+            record = store.find(doc.text, _doc_id(doc))
+            original = reidentify(doc.text, record)
+            restored_document = None
+            if doc.extracted is not None and out_dir is not None:  # the document itself, in its own format
+                restored_document = restore(doc.extracted, [Replacement(*edit) for edit in record["edits"]])
+        except (MappingError, FormatError) as error:
             errors.append(f"{doc.where}: {error}")
             continue
         restored += 1
@@ -51,7 +58,8 @@ def reidentify_command(mapping: str, key_file: str, inputs: list[str] = [], out:
         elif doc.file is not None and doc.file.jsonl:
             jsonl_outputs.setdefault(doc.file.relative, []).append(line)
         else:
-            write_atomic(out_dir / (doc.file.relative if doc.file else "stdin.txt"), original)
+            content = original if restored_document is None else restored_document
+            write_atomic(out_dir / (doc.file.relative if doc.file else "stdin.txt"), content)
     sys.stdout.flush()
     for relative, lines in jsonl_outputs.items():
         write_atomic(out_dir / relative, "".join(lines))  # type: ignore[operator]

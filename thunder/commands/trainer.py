@@ -95,6 +95,7 @@ class ThunderCLI(LightningCLI):
         try:
             super().instantiate_classes()
             self._connect_base_model()
+            self._connect_tokenizer()
         except (OSError, ValueError, LookupError) as error:
             cause: BaseException = error
             while cause.__cause__ is not None:  # jsonargparse wraps what the class raised
@@ -116,6 +117,18 @@ class ThunderCLI(LightningCLI):
 
             base = Artefact.open(base_model).classifier(weights=False)
             self.datamodule.connect(base.tokenizer, base.label_set)
+
+    def _connect_tokenizer(self) -> None:
+        """A model that brings its tokenizer (``tokenizer: pretrained``, a directory) hands it to a Thunder data
+        module given none; one given to both must be the same."""
+        tokenizer = getattr(self.model, "tokenizer", None)
+        if tokenizer is None or not hasattr(self.datamodule, "use_tokenizer"):
+            return
+        from thunder.model.modules import check_same_tokenizer
+
+        if not self.datamodule.tokenizer_given and getattr(self.datamodule, "base_model", None) is None:
+            self.datamodule.use_tokenizer(tokenizer)
+        check_same_tokenizer(tokenizer, self.datamodule.tokenizer)
 
 
 def slow_precision_warning(precision: object, accelerator: object) -> str | None:

@@ -14,7 +14,7 @@ from typing import Literal
 
 from lightning.pytorch import LightningDataModule
 
-from thunder.data.recipe import DEMO_TOKENIZER, Recipe, check_positive
+from thunder.data.recipe import DEMO_TOKENIZER, InputPath, Recipe, check_positive
 from thunder.language.release_tokenizer import load_tokenizer
 from thunder.language.tokenizer import ThunderTokenizer
 
@@ -22,9 +22,15 @@ from thunder.language.tokenizer import ThunderTokenizer
 class RecipeDataModule(LightningDataModule):
     """A data module whose documents come from a :class:`~thunder.data.recipe.Recipe`.
 
+    Inputs (``data_dir``, ``mention_dirs``, ``taxonomy``, ``alias_files``, and the subclasses' corpus, reviewed,
+    published and base-model paths) are :data:`~thunder.data.recipe.InputPath`: a relative path written in a config
+    file is read from the config's folder, on the command line from the current directory. The tokenizer, like the
+    checkpoints and logs a run writes, is relative to the current directory.
+
     Args:
-        tokenizer: Directory of a Thunder tokenizer (``thunder tokenizer train``) or of an imported release's; None:
-            the packaged demo tokenizer.
+        tokenizer: Directory of a Thunder tokenizer (``thunder tokenizer train``), of an imported release's, or of a
+            pretrained model (its own tokenizer behind the Mecab step); None: the model's when it brings one
+            (``tokenizer: pretrained``, handed over by ``thunder fit``), else the packaged demo tokenizer.
         data_dir: Root of annotated judgments (``*.md`` by case-type folder, or the Hugging Face layout), split by
             ``split``; None: the packaged demo corpus.
         mention_dirs: Mention-list directories; None: the packaged demo lists. For the shared corpus give
@@ -49,10 +55,10 @@ class RecipeDataModule(LightningDataModule):
     def __init__(
         self,
         tokenizer: str | None = None,
-        data_dir: str | None = None,
-        mention_dirs: list[str] | None = None,
-        taxonomy: str | None = None,
-        alias_files: list[str] | None = None,
+        data_dir: InputPath | None = None,
+        mention_dirs: list[InputPath] | None = None,
+        taxonomy: InputPath | None = None,
+        alias_files: list[InputPath] | None = None,
         max_length: int = 512,
         batch_size: int = 8,
         num_workers: int = 0,
@@ -79,5 +85,10 @@ class RecipeDataModule(LightningDataModule):
 
     @cached_property
     def tokenizer(self) -> ThunderTokenizer:
-        """The tokenizer, loaded from ``tokenizer`` on first use (or handed over by ``connect``)."""
+        """The tokenizer, loaded from ``tokenizer`` on first use (or handed over by :meth:`use_tokenizer`)."""
         return load_tokenizer(self.tokenizer_path)
+
+    def use_tokenizer(self, tokenizer: ThunderTokenizer) -> None:
+        """Tokenize with ``tokenizer``: the model's own (``tokenizer: pretrained``, handed over by ``thunder fit``) or
+        a trained model's (``connect``)."""
+        self.tokenizer = tokenizer  # the cached property's slot

@@ -20,7 +20,7 @@ from torch.utils.data import DataLoader
 from thunder.data.base import RecipeDataModule
 from thunder.data.labels import IGNORE_INDEX, Example, TokenCollator
 from thunder.data.loaders import EpochDataset, epoch_slots, evaluation_loader, pool_turn, training_loader
-from thunder.data.recipe import Filler, check_choice, check_inputs
+from thunder.data.recipe import Filler, InputPath, check_choice, check_inputs, path_text
 from thunder.data.splits import read_corpus
 from thunder.documents.annotation import AnnotatedDocument
 from thunder.documents.corpus import iter_documents
@@ -195,7 +195,7 @@ class MLMDataModule(RecipeDataModule):
     def __init__(
         self,
         use_judgments: bool = True,
-        text_paths: list[str] | None = None,
+        text_paths: list[InputPath] | None = None,
         mlm_probability: float = 0.15,
         whole_morpheme: bool = False,
         text_share: float | None = None,
@@ -221,7 +221,7 @@ class MLMDataModule(RecipeDataModule):
             raise ValueError(f"compose {self.recipe.compose} composes the judgments of data_dir every epoch; the shards of "
                              f"prepared_dir are trained as they were prepared: set compose to 0 with prepared_dir")  # fmt: skip
         self.use_judgments = use_judgments
-        self.text_paths = list(text_paths or [])
+        self.text_paths = [path_text(path) for path in text_paths or ()]
         self.mlm_probability = mlm_probability
         self.whole_morpheme = whole_morpheme
         self.text_share = text_share

@@ -12,10 +12,13 @@ recipe's ``seed``. :func:`check_inputs` refuses a missing input when a data modu
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence, Union
+
+from jsonargparse.typing import path_type
 
 from thunder.data.splits import SPLITS, check_split, read_corpus, split_documents
 from thunder.documents.annotation import AnnotatedDocument
@@ -37,6 +40,16 @@ HEAD_NOUNS = ("inside", "corpus")
 MENTION_PARTS = ("train", "heldout")
 _PATH_LISTS = ("train_dirs", "val_dirs", "test_dirs", "mention_dirs", "alias_files")
 _PATHS = ("data_dir", "taxonomy")
+InputPath = Union[path_type(""), str]
+"""The type of a data module's input (corpus, mention lists, taxonomy, reviewed judgments, base model, ...): written
+in a config file, a relative path is read from the config's folder; on the command line, from the current directory
+(jsonargparse resolves it when ``thunder fit`` parses; from Python, a string is relative to the current directory)."""
+
+
+def path_text(path: str | os.PathLike) -> str:
+    """An input path as the data module keeps it: a string as given, a path resolved by jsonargparse as its absolute
+    path (normalised: ``configs/../../shared`` reads ``/…/shared``)."""
+    return path if isinstance(path, str) else os.path.normpath(os.fspath(path))
 
 
 def check_choice(name: str, value: str, choices: Sequence[str]) -> None:
@@ -128,16 +141,16 @@ class Recipe:
     def __post_init__(self) -> None:
         for name in _PATHS + ("root",):
             value = getattr(self, name)
-            object.__setattr__(self, name, None if value is None else str(value))
+            object.__setattr__(self, name, None if value is None else path_text(value))
         for name in _PATH_LISTS:
             value = getattr(self, name)
             if value is not None or name == "alias_files":
-                object.__setattr__(self, name, tuple(str(path) for path in value or ()))
+                object.__setattr__(self, name, tuple(path_text(path) for path in value or ()))
         object.__setattr__(self, "split", tuple(self.split))
         for pool, what in (("reviewed", "reviewed judgments"), ("published", "published decisions")):
             paths, share = getattr(self, pool), getattr(self, f"{pool}_share")
             if paths is not None:
-                object.__setattr__(self, pool, tuple(str(path) for path in paths))
+                object.__setattr__(self, pool, tuple(path_text(path) for path in paths))
             if share is not None:
                 if not 0 < share <= 1:
                     raise ValueError(f"{pool}_share must be in (0, 1], got {share}")

@@ -23,7 +23,7 @@ from thunder.data.loaders import (
     pool_turn,
     training_loader,
 )
-from thunder.data.recipe import Filler, check_choice, check_inputs, check_positive
+from thunder.data.recipe import Filler, InputPath, check_choice, check_inputs, check_positive, path_text
 from thunder.data.splits import SPLITS
 from thunder.documents.annotation import AnnotatedDocument
 from thunder.language.morphemes import tagged_chars
@@ -207,17 +207,17 @@ class DeIdDataModule(RecipeDataModule):
         substitute_nouns: float = 0.0,
         head_nouns: Literal["inside", "corpus"] = "inside",
         generators: dict[str, Any] | None = None,
-        train_dirs: list[str] | None = None,
-        val_dirs: list[str] | None = None,
-        test_dirs: list[str] | None = None,
+        train_dirs: list[InputPath] | None = None,
+        val_dirs: list[InputPath] | None = None,
+        test_dirs: list[InputPath] | None = None,
         group_by_length: bool = False,
         pad_to_multiple_of: int | None = None,
-        reviewed: list[str] | None = None,
+        reviewed: list[InputPath] | None = None,
         reviewed_share: float | None = None,
-        published: list[str] | None = None,
+        published: list[InputPath] | None = None,
         published_share: float | None = None,
         published_unscored: list[str] | None = None,
-        base_model: str | None = None,
+        base_model: InputPath | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -238,6 +238,7 @@ class DeIdDataModule(RecipeDataModule):
             self.test_sets = ("seen",)
         check_windows(self.max_length, stride)
         check_positive(pad_to_multiple_of=pad_to_multiple_of or 1)
+        base_model = None if base_model is None else path_text(base_model)
         self.base_model = base_model
         self.stride = stride
         self.group_by_length = group_by_length
@@ -264,7 +265,7 @@ class DeIdDataModule(RecipeDataModule):
             value = getattr(self, name)
             if value is not None and value != getattr(label_set, name):
                 raise ValueError(f"{name} {value!r} is not the base model's ({getattr(label_set, name)!r})")
-        self.tokenizer = tokenizer  # the cached property's slot
+        self.use_tokenizer(tokenizer)
         self._use(label_set, label_set.taxonomy.with_alias_files(self.recipe.alias_files))
 
     def _use(self, label_set: LabelSet, taxonomy: Taxonomy) -> None:

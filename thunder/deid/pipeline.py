@@ -4,7 +4,8 @@
 ``thunder evaluate`` and ``thunder predict`` share), and :mod:`thunder.runs.prediction` runs the same steps over a corpus
 with Lightning.
 
-Steps for one document:
+Steps for one document (read composed where it is written decomposed, NFD: :func:`thunder.language.views.composed`;
+its spans are reported in its own characters and the output written in its own form):
 
 1. The tokenizer gives token ids with character offsets; a document of any length is cut into overlapping windows
    of ``max_length`` ids (``stride`` tokens of overlap). Every token takes its tag from the window where it is most
@@ -13,7 +14,8 @@ Steps for one document:
    hysteresis growing inside a word, widening to whole Mecab morphemes: a particle is a morpheme of its own, so it
    never enters a span).
 3. Recognizer spans (:mod:`thunder.deid.recognizers.registry`) are added, and the names of the officials whose roles the
-   policy does not keep (``keep_officials``); the model's spans over legal text, protected words, the kept
+   policy does not keep (``keep_officials``); every span is cut at the markup it crosses (HTML or XML tags, markdown
+   cell separators: :mod:`thunder.language.markup`); the model's spans over legal text, protected words, the kept
    officials' names or the upper levels of addresses (``keep_regions``) are dropped or trimmed
    (:mod:`thunder.deid.protection`); overlapping spans merge into their union
    (``Overlap.UNION``), labelled by the most confident one. Spans without a letter or digit are dropped, surrounding
@@ -67,8 +69,10 @@ from thunder.deid.recognizers.named_in_table import NamedInTableRecognizer
 from thunder.deid.recognizers.registry import Recognizer, ScoredSpan, load_recognizers, recognize
 from thunder.documents.annotation import placeholder_sequence
 from thunder.language.legal import official_names
-from thunder.language.particles import fix_particle
+from thunder.language.markup import Markup, closing_markup
+from thunder.language.particles import fix_particle, particle_choice
 from thunder.language.tokenizer import Windows
+from thunder.language.views import TextView, composed
 from thunder.model.decoding import OperatingPoint, TokenPredictions, aggregate, character_scores
 from thunder.model.inference import Progress, Runtime, TorchRuntime, check_device, predict_windows
 from thunder.taxonomy import TIER1, Taxonomy
@@ -223,8 +227,9 @@ class Deidentifier:
     # -- model step -------------------------------------------------------------------------------------------
 
     def windows(self, texts: Sequence[str]) -> list:
-        """Overlapping windows of every document (``Window.doc`` = index in ``texts``)."""
-        return self.tokenizer.encode_windows(list(texts), self.windowing.max_length, self.windowing.stride)
+        """Overlapping windows of every document, composed (``Window.doc`` = index in ``texts``)."""
+        read = [composed(text).text for text in texts]
+        return self.tokenizer.encode_windows(read, self.windowing.max_length, self.windowing.stride)
 
     def forward(self, windows: Sequence, n_docs: int) -> list[TokenPredictions]:
         """The model's step over the windows of ``n_docs`` documents (:func:`thunder.model.inference.predict_windows`),
@@ -236,7 +241,7 @@ class Deidentifier:
         """Merged per-token predictions of each document (empty when there is no model)."""
         if self.model is None:
             return [TokenPredictions([]) for _ in texts]
-        encodings = self.tokenizer.encode_batch(list(texts))
+        encodings = self.tokenizer.encode_batch([composed(text).text for text in texts])
         windows = self.tokenizer.windows_of(encodings, self.windowing.max_length, self.windowing.stride)
         predictions = self.forward(windows, len(texts))
         for prediction, encoding in zip(predictions, encodings):
@@ -250,11 +255,12 @@ class Deidentifier:
         return aggregate(text, prediction, self.label_set, self.operating_point)
 
     def finish(self, text: str, prediction: TokenPredictions) -> DeidResult:
-        """Spans of one document from its token predictions, the recognizers and the officials replaced by policy,
-        then replacement."""
-        spans = self.model_spans(text, prediction) + recognize(text, self.recognizers)
-        scores = character_scores(prediction, len(text)) if prediction.scores else None
-        return self.apply(text, spans + self.official_spans(text), scores)
+        """Spans of one document from its token predictions (:meth:`predict_tokens`: of the text composed), the
+        recognizers and the officials replaced by policy, then replacement."""
+        view = composed(text)
+        read = view.text
+        spans = self.model_spans(read, prediction) + recognize(read, self.recognizers) + self.official_spans(read)
+        return self._replace(view, spans, character_scores(prediction, len(read)) if prediction.scores else None)
 
     def official_spans(self, text: str) -> list[ScoredSpan]:
         """The names (and law firms) of the officials whose roles are not kept, as spans of source ``officials``."""
@@ -284,7 +290,31 @@ class Deidentifier:
         the ``[start, end)`` ranges a reviewer rejected: no text spreads into them, and they stay as written.
 
         Labels found in the taxonomy get its category and tier 1 (those of the taxonomy win over a recognizer's).
+        Offsets count the characters of ``text`` as written; a text written decomposed (NFD) is read composed
+        (:func:`~thunder.language.views.composed`) and written back in its own form.
         """
+        view = composed(text)
+        if view.changes:  # read composed: spans, scores and rejected ranges of the composed text
+            spans = [replace(s, start=a, end=b, origin=view.view_span(*s.origin) if s.origin else None)
+                     for s in spans for a, b in [view.view_span(s.start, s.end)]]  # fmt: skip
+            scores = view.view_scores(scores) if scores is not None else None
+            rejected = [view.view_span(start, end) for start, end in rejected]
+        return self._replace(view, spans, scores, rejected)
+
+    def _replace(
+        self,
+        view: TextView,
+        spans: Iterable[ScoredSpan],
+        scores: Sequence[float] | None = None,
+        rejected: Sequence[tuple[int, int]] = (),
+    ) -> DeidResult:
+        """:meth:`apply` on the composed ``view.text``, the result in the characters of ``view.original``. Every span
+        is first cut at the markup it crosses (:class:`~thunder.language.markup.Markup`: HTML or XML tags, markdown
+        cell separators), so that no replacement eats markup or joins two cells."""
+        text = view.text
+        markup = Markup(text)
+        if markup:
+            spans = [replace(s, start=a, end=b) for s in spans for a, b in markup.outside_markup(s.start, s.end)]
         labels = self.taxonomy.labels
         protected = self.protection.coverage(text) if self.protection else None
         kept = self.protection.filter(text, spans, protected)
@@ -311,7 +341,7 @@ class Deidentifier:
         occurrences = [(start, end, key) for start, end, key in occurrences if not kept_as_written.overlap(start, end)]
         spans = propagate(text, spans, seeds, occurrences, protected, evidence)
         if not spans:
-            return DeidResult(text, ())
+            return DeidResult(view.original, ())
         entities = self._entities(text, spans)
         mentions = [text[s.start : s.end] for s in spans]
         owners = [entities[entity_key(m)] for m in mentions]
@@ -360,15 +390,16 @@ class Deidentifier:
                 else:
                     raise RuntimeError(f"cannot remove {key!r} from the de-identified text")
             if added:
-                return self.apply(text, [*spans, *added], scores, rejected)
+                return self._replace(view, [*spans, *added], scores, rejected)
             if not touched:
                 break
-        detected = tuple(
-            DetectedSpan(s.start, s.end, m, s.label, s.category, s.tier1, entities[entity_key(m)].placeholder,
-                         round(s.score, 4), s.source, s.origin)  # fmt: skip
-            for s, m in zip(spans, mentions)
-        )
-        return DeidResult(_join(fixed, replacements), detected)
+        detected = []
+        for s, m in zip(spans, mentions):
+            start, end = view.original_span(s.start, s.end)
+            origin = view.original_span(*s.origin) if s.origin is not None else None
+            detected.append(DetectedSpan(start, end, view.original[start:end], s.label, s.category, s.tier1,
+                                         entities[entity_key(m)].placeholder, round(s.score, 4), s.source, origin))
+        return DeidResult(_written(view, spans, fixed, replacements), tuple(detected))
 
     def _entities(self, text: str, spans: list[ScoredSpan]) -> dict[str, Entity]:
         grouped: dict[str, list[ScoredSpan]] = {}
@@ -492,7 +523,10 @@ def _default_taxonomy() -> Taxonomy:
 
 
 def _fix(replacement: str, following: str) -> str:
-    return fix_particle(replacement, following) if following else following
+    """``following`` with the particle after the replacement made to agree, after the closing tags between them too
+    (``</b>는``)."""
+    closing = closing_markup(following)
+    return following[:closing] + fix_particle(replacement, following[closing:]) if following else following
 
 
 def _fix_after_parentheses(gaps: list[str], replacements: Sequence[str]) -> list[str]:
@@ -501,7 +535,7 @@ def _fix_after_parentheses(gaps: list[str], replacements: Sequence[str]) -> list
     follows replacement ``i - 1``), the one with that particle corrected."""
     gaps = list(gaps)
     for i in range(1, len(gaps)):
-        if not gaps[i].startswith("("):
+        if not gaps[i].startswith("(") or particle_choice(gaps[i]):  # (으)로: a particle for either ending
             continue
         depth = 0
         for j in range(i, len(gaps)):
@@ -517,8 +551,19 @@ def _fix_after_parentheses(gaps: list[str], replacements: Sequence[str]) -> list
     return gaps
 
 
-def _join(gaps: Sequence[str], replacements: Sequence[str]) -> str:
-    return _assemble(gaps, replacements)[0]
+def _written(view: TextView, spans: Sequence[ScoredSpan], gaps: Sequence[str], replacements: Sequence[str]) -> str:
+    """The output: gap ``i`` (before span ``i``) and the replacements in their places, each written as
+    ``view.original`` writes that place (:meth:`~thunder.language.views.TextView.written`)."""
+    if not view.changes:
+        return _assemble(gaps, replacements)[0]
+    parts, position = [], 0
+    for gap, span, replacement in itertools.zip_longest(gaps, spans, replacements):
+        end = span.start if span is not None else len(view.text)
+        parts.append(view.written(position, end, gap))
+        if span is not None:
+            parts.append(view.written(span.start, span.end, replacement))
+            position = span.end
+    return "".join(parts)
 
 
 def _assemble(gaps: Sequence[str], replacements: Sequence[str]) -> tuple[str, list[tuple[str, int, int, int]]]:

@@ -27,7 +27,7 @@ from typing import ClassVar, Literal, Sequence
 from thunder.identifiers.base import ScoredSpan
 from thunder.language.genre import load_genre_words
 from thunder.language.legal import OFFICIAL_ROLES
-from thunder.language.morphemes import dictionary_noun
+from thunder.language.morphemes import common_words, dictionary_noun
 from thunder.synthesis.vocabulary import load_general_nouns
 
 __all__ = ["PROPAGATE_EVIDENCE", "PROPAGATE_SHARE", "PROPAGATE_THRESHOLD", "PROTECTED_WORDS", "SPREADING_NUMBER", "PublicationPolicy"]
@@ -72,10 +72,10 @@ class PublicationPolicy:
         propagate_share: ... and only where the detection (model and recognizers) took at least this share of the
             text's occurrences itself: a word marked once in a hundred occurrences is the model's slip, not an
             entity the rest of the document names (0: no such condition).
-        propagate_evidence: a model span whose text Mecab-ko reads as one common noun of its dictionary (``신호``,
-            ``조합원``) spreads only to the occurrences where the model itself gives some token at least this
-            1 - P(O); names, places, unknown and foreign words spread to every occurrence that is a word of its own
-            (0: every dictionary noun too).
+        propagate_evidence: a model span whose text Mecab-ko reads as the common vocabulary of its dictionary
+            (a noun ``신호``, ``조합원``, a compound ``계열은행``, a known place ``캄보디아``, an adverb, a verb)
+            spreads only to the occurrences where the model itself gives some token at least this 1 - P(O); names,
+            unknown and foreign words spread to every occurrence that is a word of its own (0: all of them too).
     """
 
     GROUP: ClassVar[str] = "publication policy"
@@ -149,11 +149,12 @@ class PublicationPolicy:
     def spreads_to(self, key: str, score: float | None) -> bool:
         """Whether a model span's text ``key`` spreads to an occurrence where the model gives at most ``score``
         (``None``: no model output is known there, as for spans sent back by a reviewer): everywhere, unless ``key``
-        is one dictionary noun (:func:`~thunder.language.morphemes.dictionary_noun`) and ``score`` is under
-        :attr:`propagate_evidence`."""
+        is the dictionary's common vocabulary (one noun, :func:`~thunder.language.morphemes.dictionary_noun`, or
+        words of it, :func:`~thunder.language.morphemes.common_words`: ``계열은행``, ``캄보디아``, ``더군다나``) and
+        ``score`` is under :attr:`propagate_evidence`."""
         if score is None or not self.propagate_evidence:
             return True
-        return score >= self.propagate_evidence or not dictionary_noun(key)
+        return score >= self.propagate_evidence or not (dictionary_noun(key) or common_words(key))
 
 
 def _words(spec: bool | Sequence[str] | None, name: str, builtin: Sequence[str] = ()) -> tuple[str, ...] | None:

@@ -1,6 +1,6 @@
 """The non-identifier step: text the model's spans may never replace, in one place.
 
-Three kinds of text are never an identifier, whatever the model says:
+Five kinds of text are never an identifier, whatever the model says:
 
 - **legal text** (:class:`thunder.language.legal.LegalText`, on by default): statute references and names, courts, procedural
   roles and terms, exhibits, precedent citations, case numbers, plus any words a user adds;
@@ -12,7 +12,9 @@ Three kinds of text are never an identifier, whatever the model says:
   prosecutors, counsel; all three by default, as courts publish them);
 - **the upper levels of addresses** (:func:`thunder.language.regions.upper_units`: provinces, cities, counties and districts,
   ``서울 마포구``; kept by the pipeline's default, as courts mostly publish them: ``서울 마포구 A``), trimmed off a
-  span's start only.
+  span's start only;
+- **what the court already masked** (:func:`thunder.language.court_marks.masked_entities`: ``□□사 납골당``,
+  ``○○대학교병원``): its masks stand for the identifier, the words around them say what it was.
 
 :meth:`Protection.filter` drops a model span whose every letter lies in such text (a plural 들 and particles after it
 aside) and trims one that only starts with such a word, or starts or ends with legal text other than a procedural
@@ -29,6 +31,7 @@ from dataclasses import replace
 
 from thunder.deid.policy import PublicationPolicy
 from thunder.identifiers.base import ScoredSpan
+from thunder.language.court_marks import masked_entities
 from thunder.language.legal import LegalText, official_names
 from thunder.language.particles import PARTICLE_RUN, run_agrees
 from thunder.language.regions import upper_units
@@ -61,6 +64,7 @@ class Protection:
         found = [(s.start, s.end, 1 if s.kind == _LEADING_ONLY else 2) for s in legal]
         found += [(start, end, 1) for start, end in (upper_units(text) if self.regions else ())]
         found += [(o.start, o.end, 2) for o in official_names(text, self.kept_officials)]
+        found += [(start, end, 2) for start, end in masked_entities(text)]
         for start, end, flag in found:
             for i in range(start, end):
                 flags[i] = max(flags[i], flag)

@@ -19,7 +19,8 @@ A possible miss is one of (each switched off by a weight of 0 in :class:`TriageR
   and digits touching the span, less the particles after it, labelled as the span, unless it is a generic word that
   follows an identifier (``cut_word_keep``: ``101동 1001|호``, ``칸타빌|아파트``, ``국민|은행``, ``역삼|지점``); after a detected person name
   shorter than a full name (two syllables), the syllable after it even when it reads as a particle (``박갬|에``,
-  ``강쑨|으로``: the model took the name's last syllable for a particle).
+  ``강쑨|으로``: the model took the name's last syllable for a particle), unless the document shows the name whole
+  (a mention followed by no letter, or mentions followed by different syllables: ``오숿은``, ``오숿의``).
 - ``entity_part``: a part of a detected entity left elsewhere as a word of its own: a person's given name, or the
   surname with a title (``홍길동`` replaced, ``길동`` or ``홍씨`` left), and the lower part of a detected entity of
   several words, itself of several words or with a digit (``서울 강남구 테헤란로 123`` replaced, ``테헤란로 123`` or
@@ -51,6 +52,7 @@ from thunder.deid.pipeline import Deidentifier, DeidResult, DetectedSpan, find_k
 from thunder.deid.protection import covered
 from thunder.documents.outputs import JsonlAppender, write_atomic
 from thunder.language.particles import PARTICLE_RUN
+from thunder.language.views import composed
 from thunder.model.decoding import TokenPredictions, token_spans
 from thunder.synthesis.names import DOUBLE_SURNAMES
 from thunder.taxonomy import Taxonomy
@@ -293,6 +295,17 @@ def cut_words(
     return found
 
 
+def names_shown_whole(text: str, spans: Sequence[DetectedSpan]) -> set[str]:
+    """The texts of ``spans`` that the document shows end where their spans end: a mention followed by no letter or
+    digit, or mentions followed by different syllables (``오숿은``, ``오숿의``, ``오숿에``: the name is ``오숿``; a
+    name ``오숿은`` would be followed by ``은`` every time)."""
+    following: dict[str, set[str]] = {}
+    for span in spans:
+        after = text[span.end : span.end + 1]
+        following.setdefault(entity_key(span.text), set()).add(after if after.isalnum() else "")
+    return {key for key, found in following.items() if "" in found or len(found) > 1}
+
+
 def entity_parts(
     text: str, spans: Sequence[DetectedSpan], replaced: bytearray, rule: TriageRule, is_person: Callable[[str], bool]
 ) -> list[tuple[int, int, DetectedSpan]]:
@@ -363,12 +376,30 @@ class Triage:
         return [self.triage(text, p, deid.finish(text, p)) for text, p in zip(texts, predictions)]
 
     def triage(self, text: str, prediction: TokenPredictions, result: DeidResult) -> TriagedResult:
-        """``result`` (the pipeline's for ``text`` and the model's ``prediction``) with its possible misses and risk."""
+        """``result`` (the pipeline's for ``text`` and the model's ``prediction``) with its possible misses and risk.
+        A text written decomposed (NFD) is judged composed, as the model read it, its marks in its own characters."""
+        view = composed(text)
+        if not view.changes:
+            return self._triage(text, prediction, result)
+        spans = []
+        for span in result.spans:
+            start, end = view.view_span(span.start, span.end)
+            spans.append(replace(span, start=start, end=end, text=view.text[start:end]))
+        triaged = self._triage(view.text, prediction, DeidResult(result.text, tuple(spans)))
+        marks = []
+        for mark in triaged.suggestions:
+            start, end = view.original_span(mark.start, mark.end)
+            marks.append(replace(mark, start=start, end=end, text=text[start:end]))
+        return replace(triaged, spans=result.spans, suggestions=tuple(marks))
+
+    def _triage(self, text: str, prediction: TokenPredictions, result: DeidResult) -> TriagedResult:
         rule = self.rule
         replaced = _replaced(len(text), result.spans)
         marks = self._near_marks(text, prediction, replaced)
         if rule.cut_word_weight:
-            found = cut_words(text, result.spans, replaced, rule.cut_word_keep, self._short_name)
+            whole = names_shown_whole(text, result.spans)
+            found = cut_words(text, result.spans, replaced, rule.cut_word_keep,
+                              lambda span: self._short_name(span) and entity_key(span.text) not in whole)  # fmt: skip
             marks += [_mark(text, start, end, span, rule.cut_word_weight, "cut_word") for start, end, span in found]
         if rule.part_weight:
             found = entity_parts(text, result.spans, replaced, rule, self._persons.__contains__)

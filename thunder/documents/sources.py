@@ -3,7 +3,7 @@
 ``thunder deid``, ``thunder predict`` and ``thunder tokenizer train`` read their inputs through :func:`list_inputs`
 and :func:`read_documents`. A directory is searched recursively for text files (``.txt``, ``.md``) and JSONL files
 (``.jsonl``; one ``{"id", "text"}`` record per line), and, where the command asks (``DOCUMENT_SUFFIXES``), for
-documents (``.docx``, ``.hwpx``, ``.pdf``; :mod:`thunder.documents.formats` reads them, the text with its location
+documents (``.docx``, ``.hwpx``, ``.hwp``, ``.pdf``; :mod:`thunder.documents.formats` reads them, the text with its location
 map), extensions compared case-insensitively; other files are reported as skipped. Every input file gets a relative
 path under the common ancestor of the inputs, so that two inputs ``a/x.txt`` and ``b/x.txt`` can never be written to
 the same output.
@@ -60,7 +60,7 @@ class Document:
     file: InputFile | None  # None: stdin
     line: int | None = None  # JSONL line
     error: str | None = None
-    extracted: Extracted | None = None  # a document file (DOCX, HWPX, PDF): its text's location map
+    extracted: Extracted | None = None  # a document file (DOCX, HWPX, HWP, PDF): its text's location map
 
     @property
     def where(self) -> str:

@@ -12,15 +12,22 @@ from thunder.identifiers.base import Identifier, PatternRecognizer
 from thunder.identifiers.context import MentionContext
 
 NAME = "email"
+# the top-level domains written in Hangul (IANA's root zone: .한국, .닷컴, .닷넷, .삼성)
+HANGUL_TOP_LEVEL_DOMAINS = ("한국", "닷컴", "닷넷", "삼성")
 
 
 class EmailAddress(PatternRecognizer):
-    """E-mail addresses (0.95; 0.9 with spaces around the ``@``)."""
+    """E-mail addresses (0.95; 0.9 with spaces around the ``@``), internationalised ones too: Hangul in the user
+    name (with no Latin letter, which would take a word glued before it: ``메일kim@``) and the host
+    (``홍길동@예시.한국``), under a Latin, punycode (``xn--``) or Hangul top-level domain
+    (:data:`HANGUL_TOP_LEVEL_DOMAINS`, which a particle may follow: ``홍길동@예시.한국으로``)."""
 
     name = "email"
     identifier = NAME
     pattern = re.compile(
-        r"(?<![A-Za-z0-9_.+-])(?P<id>[A-Za-z0-9_.+-]+ ?@ ?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})"
+        r"(?P<id>(?:(?<![A-Za-z0-9_.+-])[A-Za-z0-9_.+-]+|(?<![A-Za-z0-9가-힣_.+-])[가-힣][가-힣0-9_.+-]*)"
+        r" ?@ ?(?:[A-Za-z0-9가-힣-]+\.)+"
+        rf"(?:[A-Za-z]{{2,}}|xn--[A-Za-z0-9-]+|{'|'.join(HANGUL_TOP_LEVEL_DOMAINS)}))"
         r"(?![A-Za-z0-9_-])"
     )
 

@@ -12,10 +12,14 @@ A judgment may write ``０１０－１２３４－５６７８`` (full-width), `
   ``010-1234-<br>5678``: a judgment's text wrapped at its margin), and one after an address's dot (``hong@naver.\ncom``);
 - what a clerk types as a dash between two digits (the Hangul ``ㅡ``, the katakana ``ー``, ``~``) to ``-``;
 - the ways an e-mail address is written to dodge collectors to ``@`` and ``.`` (``hong(at)naver.com``,
-  ``hong [at] naver [dot] com``, ``hong at naver dot com``),
+  ``hong [at] naver [dot] com``, ``hong at naver dot com``, ``hong 골뱅이 naver 닷컴``, ``naver 점 com``: the Hangul
+  words :data:`AT_WORDS` and :data:`DOT_WORDS` between Latin letters or digits, a top-level domain spelt in Hangul
+  from :data:`HANGUL_DOMAINS`);
+- a mobile number read out in Sino-Korean numerals (``공일공 일이삼사 오육칠팔``, ``영일영-…``) to its digits,
 
-and keeps the way back: :meth:`NormalView.original_span` turns a span of the view into the span of the original
-characters it came from (a removed character inside a span is covered by it).
+and keeps the way back: the view is a :class:`~thunder.language.views.TextView`, whose
+:meth:`~thunder.language.views.TextView.original_span` turns a span of the view into the span of the original
+characters it came from (a removed character inside a span is covered by it, a run written as one covered whole).
 """
 
 from __future__ import annotations
@@ -23,8 +27,10 @@ from __future__ import annotations
 import bisect
 import re
 import unicodedata
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import Callable
+
+from thunder.language.views import TextView
 
 DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2212\u2796\ufe58\ufe63\uff0d"
 INVISIBLE = "\u00ad\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff"
@@ -50,77 +56,54 @@ def _replacements() -> tuple[dict[str, str], re.Pattern]:
     return table, re.compile("[" + "".join(map(re.escape, sorted(table))) + "]")
 
 
-@dataclass(frozen=True)
-class NormalView:
-    """A normalised text and the way back to the original.
-
-    ``changes`` lists, in order, ``(view_start, original_start, view_length)`` of every original character the
-    view changed (one original character each; ``view_length`` 0 for a removed one); between changes, view and
-    original advance together. ``view_starts`` are the first members, for bisection.
-    """
-
-    original: str
-    text: str
-    changes: tuple[tuple[int, int, int], ...] = ()
-    view_starts: tuple[int, ...] = ()
-
-    def _origin(self, position: int) -> tuple[int, int]:
-        """The original characters ``[start, end)`` that view character ``position`` comes from."""
-        i = bisect.bisect_right(self.view_starts, position) - 1
-        if i < 0:
-            return position, position + 1
-        view_start, original_start, length = self.changes[i]
-        if position < view_start + length:
-            return original_start, original_start + 1
-        start = original_start + 1 + position - (view_start + length)
-        return start, start + 1
-
-    def original_span(self, start: int, end: int) -> tuple[int, int]:
-        """The original span of the view's span ``[start, end)`` (``end > start``): every original character that
-        made it, invisible ones between them included."""
-        if not self.changes:
-            return start, end
-        return self._origin(start)[0], self._origin(end - 1)[1]
-
-
 # what a clerk types as a dash between digits, though no dash: the Hangul vowel ㅡ (compatibility, conjoining and
 # half-width forms), the katakana long vowel mark ー (and its half-width form), the tilde and wave dashes
 DIGIT_DASHES = "\u3161\u1173\uffda\u30fc\uff70~\u301c\uff5e"
 # one or two line ends (or HTML ``<br>``) with the spaces around them: a text wrapped at its margin
 _BREAK = r"(?:[ \t]*(?:\r\n|\r|\n|<[bB][rR][ \t]*/?>)){1,2}[ \t]*"
+# the Hangul words a clerk writes for the @ and the dot of an e-mail address, and top-level domains spelt in Hangul
+AT_WORDS = ("골뱅이", "골뱅", "앳")
+DOT_WORDS = ("닷", "쩜", "점")
+HANGUL_DOMAINS = {"컴": "com", "넷": "net", "케이알": "kr", "오알지": "org"}
+_DOMAINS = "com|net|org|kr|co|go|ac|or|ne|info|biz|io|me"  # what a written-out dot may stand before
+# Sino-Korean numerals (공/영 0, 일 1, ..., 구 9) as a mobile number is read out: 01X, then 3-4 and 4 digits
+SINO_DIGITS = {"공": "0", "영": "0", "일": "1", "이": "2", "삼": "3", "사": "4", "오": "5", "육": "6", "륙": "6",
+               "칠": "7", "팔": "8", "구": "9"}  # fmt: skip
+_SINO = "[0-9" + "".join(SINO_DIGITS) + "]"
+_SINO_SEPARATOR = f"[ \\t.\\-{DASHES}{DIGIT_DASHES}]?"
 # several characters the view writes as one (or none): (pattern, what the match becomes)
-_RUNS = (
+_RUNS: tuple[tuple[re.Pattern, str | Callable[[re.Match], str]], ...] = (
     (re.compile(rf"(?<=\d[-{DASHES}]){_BREAK}(?=\d)|(?<=\d){_BREAK}(?=[-{DASHES}]\d)"), ""),  # a wrapped digit group
     (re.compile(f"(?<=\\d)[{DIGIT_DASHES}](?=\\d)"), "-"),  # 010ㅡ1234ㅡ5678, 010~1234~5678
     # an address wrapped after a dot (hong@naver.⏎com)
-    (re.compile(r"(?i)(?<=[a-z0-9]\.)[ \t]*\r?\n[ \t]*(?=(?:com|net|org|kr|co|go|ac|or|ne|info|biz|io|me)\b)"), ""),
+    (re.compile(rf"(?i)(?<=[a-z0-9]\.)[ \t]*\r?\n[ \t]*(?=(?:{_DOMAINS})(?![a-z0-9]))"), ""),
     (re.compile(r"(?i)(?<=[a-z0-9_.+-])[ \t]*[(\[][ \t]*at[ \t]*[)\]][ \t]*(?=[a-z0-9])"), "@"),
     (re.compile(r"(?i)(?<=[a-z0-9])[ \t]*[(\[][ \t]*dot[ \t]*[)\]][ \t]*(?=[a-z0-9])"), "."),
     (re.compile(r"(?i)(?<=[a-z0-9_.+-]) at (?=[a-z0-9-]+(?: dot |\.)[a-z]{2,})"), "@"),
-    (re.compile(r"(?i)(?<=[a-z0-9]) dot (?=(?:com|net|org|kr|co|go|ac|or|ne|info|biz|io|me)\b)"), "."),
+    (re.compile(rf"(?i)(?<=[a-z0-9]) dot (?=(?:{_DOMAINS})(?![a-z0-9]))"), "."),
+    (re.compile(rf"(?i)(?<=[a-z0-9_.+-])[ \t]*(?:{'|'.join(AT_WORDS)})[ \t]*(?=[a-z0-9])"), "@"),  # hong 골뱅이 naver
+    (re.compile(rf"(?i)(?<=[a-z0-9])[ \t]*(?:{'|'.join(DOT_WORDS)})[ \t]*(?=(?:{_DOMAINS})(?![a-z0-9]))"), "."),
+    (re.compile(rf"(?i)(?<=[a-z0-9])[ \t]*(?:{'|'.join(DOT_WORDS)}|\.)[ \t]*({'|'.join(HANGUL_DOMAINS)})"),
+     lambda match: "." + HANGUL_DOMAINS[match.group(1)]),  # naver 닷컴, naver 점 컴
+    (re.compile(f"(?<![가-힣])(?:0|공|영)(?:1|일)[016789공영일육칠팔구]{_SINO_SEPARATOR}{_SINO}{{3,4}}"
+                f"{_SINO_SEPARATOR}{_SINO}{{4}}(?!{_SINO})"),
+     lambda match: "".join(SINO_DIGITS.get(char, char) for char in match.group())),  # 공일공 일이삼사 오육칠팔
 )
 
 
 @lru_cache(maxsize=2)
-def normal_view(text: str) -> NormalView:
+def normal_view(text: str) -> TextView:
     """The normalised view of ``text`` (cached: the recognizers of one document read it in turn)."""
     table, pattern = _replacements()
     edits = {m.start(): (m.end(), table[m.group()]) for m in pattern.finditer(text)}  # start -> (end, becomes)
+    starts = sorted(edits)
     for run, becomes in _RUNS:
         for m in run.finditer(text):
-            if m.end() > m.start() and not any(m.start() <= s < m.end() for s in edits if s != m.start()):
-                edits[m.start()] = (m.end(), becomes)
-    if not edits:
-        return NormalView(text, text)
-    parts, changes, shift, last = [], [], 0, 0
-    for start in sorted(edits):
-        end, becomes = edits[start]
-        if start < last:
-            continue  # inside an earlier edit
-        parts += (text[last:start], becomes)
-        changes.append((start + shift, start, len(becomes)))  # the first character becomes ``becomes``
-        changes += [(start + shift + len(becomes), position, 0) for position in range(start + 1, end)]  # the rest: none
-        shift += len(becomes) - (end - start)
-        last = end
-    parts.append(text[last:])
-    return NormalView(text, "".join(parts), tuple(changes), tuple(change[0] for change in changes))
+            written = becomes if isinstance(becomes, str) else becomes(m)
+            inside = bisect.bisect_right(starts, m.start())  # the first edit starting after the run's start
+            if written == m.group() or m.end() == m.start() or inside < len(starts) and starts[inside] < m.end():
+                continue  # nothing to write, or an edit inside the run: the run is left out
+            if m.start() not in edits:
+                bisect.insort(starts, m.start())
+            edits[m.start()] = (m.end(), written)
+    return TextView.of_edits(text, edits)

@@ -22,7 +22,8 @@ _COMMERCIAL_HINT = re.compile(r"택시|화물|버스|택배|영업용|트럭|카
 class VehiclePlate(PatternRecognizer):
     """Plates with a plate letter (private, commercial or rental class) and, in the older format, a region:
     0.9 with a region, 0.85 after a vehicle word, else 0.8 unless near 법원/사건/판결 words (a case number such
-    as ``98노1234`` has the same shape)."""
+    as ``98노1234`` has the same shape) or the four digits go on as a date or an amount (``공소외 32가 2005. 3월경``:
+    a court's mark, its particle and a year)."""
 
     name = "vehicle_plate"
     identifier = NAME
@@ -33,6 +34,8 @@ class VehiclePlate(PatternRecognizer):
     )
     context = ("차량", "차량번호", "번호판", "승용차", "화물차", "자동차", "택시", "오토바이", "렌터카")
     CASE_CONTEXT = re.compile(r"(법원|사건|판결|선고|항소|상고|결정|대법)")
+    # four digits that go on as a date or a quantity: 공소외 32가 2005. 3월경, 피고인 2가 2019. 3. 1., 1가 1200만 원
+    DATE_OR_QUANTITY_AFTER = re.compile(r"\.\s?\d{1,2}\s?[.월]|[년월일만억천원명개건회세%평㎡]")
 
     def score(self, match: re.Match, text: str) -> float:
         if match.group("region"):
@@ -41,6 +44,8 @@ class VehiclePlate(PatternRecognizer):
         if self.near_context(text, match):
             return 0.85
         if self.CASE_CONTEXT.search(text[max(0, start - 20) : start]) or self.CASE_CONTEXT.search(text[end : end + 8]):
+            return 0
+        if self.DATE_OR_QUANTITY_AFTER.match(text, end):
             return 0
         return 0.8
 

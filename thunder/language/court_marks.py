@@ -30,7 +30,9 @@ from typing import Any
 
 import yaml
 
-__all__ = ["KINDS", "MARKS_FILE", "Mark", "court_marks"]
+from thunder.language.morphemes import common_words, word_analysis
+
+__all__ = ["KINDS", "MARKS_FILE", "Mark", "court_marks", "masked_entities"]
 
 MARKS_FILE = Path(str(resources.files("thunder") / "resources" / "legal" / "court_marks.yaml"))
 KINDS = ("id", "plain", "ignore")
@@ -445,3 +447,29 @@ def _harmonise(marks: list[Mark]) -> list[Mark]:
             mark = replace(mark, label=next(iter(known)), kind="id")
         result.append(mark)
     return result
+
+
+_MASKED_WORD = re.compile(rf"\S*[{MASK}]\S*")
+_WORD = re.compile(r"\S+")
+_LETTER_RUN = re.compile(r"[^\W\d_]+|\d+")
+
+
+def masked_entities(text: str) -> list[tuple[int, int]]:
+    """Entities the court already masked, as ``(start, end)``: each word holding one of the court's masks whose
+    letters besides the masks are one syllable or the dictionary's common vocabulary (``□□사``, ``○○대학교병원``,
+    ``최○○``, ``강동구○○동``; not ``○○리 126-``: digits stay an identifier's), with the word after it where that is
+    common vocabulary and the masked word ends in no particle or punctuation (``□□사 납골당``, ``♤♤♤ 사모펀드``):
+    the masks stand for the identifier, the rest says what it was."""
+    found = []
+    for match in _MASKED_WORD.finditer(text):
+        runs = _LETTER_RUN.findall(match.group())
+        if not all(len(run) == 1 and not run.isdigit() or common_words(run) for run in runs):
+            continue
+        start, end = match.span()
+        last = match.group()[-1]
+        open_ended = last in MASK or last.isalpha() and not (runs and word_analysis(runs[-1])[-1][1].startswith("J"))
+        following = _WORD.match(text, end + 1) if end < len(text) and text[end] == " " else None
+        if open_ended and following and common_words(following.group()):
+            end = following.end()
+        found.append((start, end))
+    return found

@@ -23,7 +23,7 @@ import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Container, Iterator, Sequence
 
 import numpy as np
 
@@ -331,7 +331,9 @@ _NOUNS = frozenset({"NNG", "NNP", "NNB", "NR", "SL", "SH", "SN", "XR"})  # morph
 ENTITY_HEADS = frozenset({"주식회사", "유한회사", "회사", "법인", "은행", "병원", "의원", "학교", "아파트", "빌라", "상사"})
 
 
-def final_particles(text: str, start: int, end: int) -> int:
+def final_particles(
+    text: str, start: int, end: int, entity_finals: Container[str] = particles.ENTITY_FINAL_PARTICLES
+) -> int:
     """:func:`thunder.language.particles.final_particles` where Mecab-ko reads the word: a syllable inside one noun of
     it is never a particle after the span (``김영은``, ``이정은``, ``박성은|이``: one person's name, its last syllable
     kept; ``정미|래는``, ``이|씨|는``: the particle cut off)."""
@@ -347,7 +349,7 @@ def final_particles(text: str, start: int, end: int) -> int:
             if tag.startswith("NN"):
                 inside.update(range(position + 1, position + len(surface)))
             position += len(surface)
-    return particles.final_particles(text, start, end, inside)
+    return particles.final_particles(text, start, end, inside, entity_finals)
 
 
 def dictionary_noun(word: str) -> bool:
@@ -355,6 +357,27 @@ def dictionary_noun(word: str) -> bool:
     proper noun (``김철수``, ``리비아``), no unknown word, and not a run of pieces it only guessed (``서규|애``)."""
     morphemes = word_analysis(word)
     return len(morphemes) == 1 and morphemes[0][0] == word and morphemes[0][1] == "NNG"
+
+
+_NO_VOCABULARY = frozenset({"UNKNOWN", "SL", "SH", "SN", "SY", "SF", "SC", "SE", "SSO", "SSC"})
+
+
+def common_words(text: str) -> bool:
+    """Whether Mecab-ko reads ``text`` (spaces aside) wholly as the common vocabulary of its dictionary: no person's
+    name, no unknown word, no foreign letters, digits or symbols, and no piece of one syllable but a particle or an
+    ending (``계열은행``, ``더군다나``, ``만났다``, ``캄보디아``; not ``정미|하``, ``배|냉|히``, ``유추|어``, where a
+    name the dictionary does not hold was read as pieces)."""
+    word = "".join(text.split())
+    morphemes = word_analysis(word)
+    if not morphemes or "".join(surface for surface, *_ in morphemes) != word:
+        return False
+    for surface, tag, semantic in morphemes:
+        tags = tag.split("+")
+        if _NO_VOCABULARY.intersection(tags) or (tag == "NNP" and semantic == "인명"):
+            return False
+        if len(surface) == 1 and not all(part.startswith(("J", "E")) for part in tags):
+            return False
+    return True
 
 
 def inside_word(text: str, start: int, end: int, compounds: bool = True) -> bool:

@@ -20,6 +20,8 @@ Rules (conservative by design):
   word's particle may also follow closing quotes, which it agrees across (``'해오름한의원'이라는`` -> ``'A'라는``):
   :func:`fix_particle` looks past them.
 * Ambiguous vowel forms are resolved to the commoner particle: ``야`` becomes vocative ``아``.
+* A particle written with its other form in parentheses (``이(가)``, ``은(는)``, ``(으)로``, ``(이)라는``), as
+  forms and templates write it, fits either ending: it is left as written (:func:`particle_choice`).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ __all__ = [
     "fixed_particle",
     "has_final_consonant",
     "leading_particle",
+    "particle_choice",
     "particle_length",
     "trailing_particle",
     "written_into_word",
@@ -167,6 +170,26 @@ def starts_with_particle(following: str) -> bool:
     return leading_particle(following) is not None or following.startswith(INVARIANT_PARTICLES)
 
 
+def _choices() -> re.Pattern:
+    """Every particle written with its other form in parentheses: ``이(가)``, ``가(이)``, ``(이)가``, ``(으)로``."""
+    written = set()
+    for consonant, vowel, _ in _PAIRS:
+        written |= {f"{consonant}({vowel})", f"{vowel}({consonant})", f"({consonant}){vowel}", f"({vowel}){consonant}"}
+        if consonant.endswith(vowel) and consonant != vowel:  # (으)로, (이)라는, (이)나
+            written.add(f"({consonant[: -len(vowel)]}){vowel}")
+    return re.compile("|".join(map(re.escape, sorted(written, key=len, reverse=True))))
+
+
+_CHOICE = _choices()
+
+
+def particle_choice(following: str) -> int:
+    """How many characters of ``following`` a particle written with its other form in parentheses takes at its start
+    (``이(가) 왔다``: 4, ``(으)로``: 4), which fits either ending; 0 where none leads it."""
+    match = _CHOICE.match(following)
+    return match.end() if match else 0
+
+
 def _correct_form(final: str, pair: tuple[str, str]) -> str:
     consonant, vowel = pair
     if consonant == "으로":
@@ -194,8 +217,8 @@ def fixed_particle(previous: str, following: str) -> tuple[str, int] | None:
     particle leads ``following`` or ``previous`` is undecidable."""
     found = _quoted_particle(following)
     final = final_consonant(previous) if found else None
-    if found is None or final is None:
-        return None
+    if found is None or final is None or particle_choice(following[found[0] :]):
+        return None  # no particle, an undecidable end, or a particle written for either ending: as written
     quotes, form, pair = found
     return following[:quotes] + _correct_form(final, pair), quotes + len(form)
 
@@ -225,7 +248,11 @@ _NAME_FINAL_PARTICLES = frozenset({"은", "이", "가", "나", "도", "만", "�
 # Of those, the ones that are common last syllables of names, places and institutions even where they agree with
 # the letter before them as a particle would (지나, 태만, 하랑, 경기도, 세종대로, 종로3가, 신경과, 이나): a span
 # keeps them where its source took them.
-_ENTITY_FINAL_PARTICLES = frozenset({"가", "과", "나", "도", "로", "만", "랑", "이나"})
+ENTITY_FINAL_PARTICLES = frozenset({"가", "과", "나", "도", "로", "만", "랑", "이나"})
+# The vocative particle (홍길동아, 김철수야) and what follows a word called out: a comma, an exclamation or question
+# mark, a full stop, a closing quote
+_VOCATIVES = ("아", "야")
+_AFTER_VOCATIVE = frozenset(",!?.~…" + _CLOSING_QUOTES)
 
 
 def trailing_particle(text: str) -> str:
@@ -235,22 +262,34 @@ def trailing_particle(text: str) -> str:
     return "" if form in _NAME_FINAL_PARTICLES else form
 
 
-def final_particles(text: str, start: int, end: int, inside_nouns: Container[int] = ()) -> int:
+def final_particles(
+    text: str,
+    start: int,
+    end: int,
+    inside_nouns: Container[int] = (),
+    entity_finals: Container[str] = ENTITY_FINAL_PARTICLES,
+) -> int:
     """How many characters at the end of the span ``text[start:end]`` are the particles written after it, not part
     of it (``정미래는``: 1, ``이씨는``: 1, ``홍길동에게는``: 3, ``김서은``: 0): particles up to the end of the word
     that agree with the text before them (``이별와`` before ``의``: ``의`` only; after ``이별`` it would be ``과``),
-    the first of them no common last syllable of a name, place or institution (``김하랑``, ``경기도``, ``세종대로``:
-    none) and none starting at an offset of ``inside_nouns`` (inside one noun of the word as Mecab-ko reads it:
-    :func:`thunder.language.morphemes.final_particles`). Something of the span always remains."""
+    the first of them none of ``entity_finals``, the common last syllables of a name, place or institution
+    (``김하랑``, ``경기도``, ``세종대로``: none), and none starting at an offset of ``inside_nouns`` (inside one noun
+    of the word as Mecab-ko reads it: :func:`thunder.language.morphemes.final_particles`); or the vocative ``아`` /
+    ``야`` agreeing with the text before it, ending the span's word before a comma, ``!``, ``?``, a full stop or a
+    closing quote (``홍길동아,``: a word called out, whatever Mecab-ko makes of the word alone). Something of the
+    span always remains."""
     word_end = end
     while word_end < len(text) and text[word_end].isalnum():
         word_end += 1
+    if (word_end == end < len(text) and end - start > 1 and text[end - 1] in _VOCATIVES
+            and text[end] in _AFTER_VOCATIVE and agrees(text[start : end - 1], text[end - 1]) is True):  # fmt: skip
+        return 1
     cut = end
     while True:
         span = text[start:cut]
         form = next((form for form in _NOUN_PARTICLES if len(form) < len(span) and span.endswith(form)), "")
         before = cut - len(form)
-        if (not form or form in _ENTITY_FINAL_PARTICLES or before in inside_nouns
+        if (not form or form in entity_finals or before in inside_nouns
                 or not PARTICLE_RUN.fullmatch(text, before, word_end)
                 or not run_agrees(text[start:before], text[before:word_end])):  # fmt: skip
             return end - cut

@@ -31,6 +31,7 @@ from tokenizers import Tokenizer
 from transformers import PreTrainedTokenizerFast
 
 from thunder.language.morphemes import Pieces, mecab_versions
+from thunder.language.pretrained_tokenizer import PretrainedTokenizer
 from thunder.language.tokenizer import THUNDER_CONFIG, Encoding, ThunderTokenizer, read_saved_info
 
 RELEASE_FORMAT = "snu-release-mecab-bpe/1"
@@ -42,6 +43,7 @@ RELEASE_RULE = (
 PLACEHOLDER = {"type": "Whitespace"}  # the pre-tokenizer step the release replaces with Mecab
 _LETTER_RUN = regex.compile(r"(?: ?\p{L}+)+(?:[.?!])?")
 _WORD = regex.compile(r"\s?[\p{L}.?!]+")
+_MODEL_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")  # a pretrained model's tokenizer
 
 
 # ----------------------------------------------------------------------------------------------- tokenizer
@@ -71,11 +73,22 @@ def piece_lengths(piece: str) -> tuple[int, ...]:
     return tuple(lengths)
 
 
+def _pre_steps(spec: dict[str, Any]) -> list[Any]:
+    """The steps of a ``tokenizer.json``'s pre-tokenizer."""
+    pre = spec.get("pre_tokenizer")
+    return pre.get("pretokenizers", []) if isinstance(pre, dict) and pre.get("type") == "Sequence" else [pre]
+
+
+def is_release_layout(spec: dict[str, Any]) -> bool:
+    """Whether a ``tokenizer.json`` is laid out as the release's (its pre-tokenizer ends in the Mecab placeholder)."""
+    steps = _pre_steps(spec)
+    return bool(steps) and steps[-1] == PLACEHOLDER and PLACEHOLDER not in steps[:-1]
+
+
 def _pre_tokenizer(spec: dict[str, Any]) -> Any:
     """The ``tokenizer.json``'s pre-tokenizer steps before the Mecab placeholder (``None`` if there are none)."""
-    pre = spec.get("pre_tokenizer")
-    steps = pre.get("pretokenizers", []) if isinstance(pre, dict) and pre.get("type") == "Sequence" else [pre]
-    if not steps or steps[-1] != PLACEHOLDER or PLACEHOLDER in steps[:-1]:
+    pre, steps = spec.get("pre_tokenizer"), _pre_steps(spec)
+    if not is_release_layout(spec):
         raise ValueError(
             f"tokenizer.json pre_tokenizer {json.dumps(pre)[:120]} is not the release layout (a Sequence whose last "
             "step is the Whitespace placeholder for Mecab)"
@@ -224,10 +237,19 @@ class ReleaseTokenizer(ThunderTokenizer):
 
 def load_tokenizer(path: str | Path) -> ThunderTokenizer:
     """The tokenizer saved in a directory, of the kind its ``thunder_tokenizer.json`` names: a Thunder tokenizer
-    (:class:`~thunder.language.tokenizer.ThunderTokenizer`) or a published release's (:class:`ReleaseTokenizer`,
-    written by ``thunder import``)."""
-    kinds: dict[str, type[ThunderTokenizer]] = {kind.format: kind for kind in (ThunderTokenizer, ReleaseTokenizer)}
-    found = read_saved_info(Path(path)).get("format")
+    (:class:`~thunder.language.tokenizer.ThunderTokenizer`), a published release's (:class:`ReleaseTokenizer`,
+    written by ``thunder import``) or a pretrained model's (:class:`~thunder.language.pretrained_tokenizer.
+    PretrainedTokenizer`); a pretrained model's directory without that file gives its own tokenizer behind the
+    Mecab step (a published release's is refused: ``thunder import`` it)."""
+    path = Path(path)
+    if not (path / THUNDER_CONFIG).is_file() and any((path / name).is_file() for name in _MODEL_TOKENIZER_FILES):
+        file = path / "tokenizer.json"
+        if file.is_file() and is_release_layout(json.loads(file.read_text(encoding="utf-8"))):
+            raise ValueError(f"{path} holds a published release's tokenizer: import the release first "
+                             "(thunder import --model DIR --out OUT)")  # fmt: skip
+        return PretrainedTokenizer.from_model(path)
+    kinds = {kind.format: kind for kind in (ThunderTokenizer, ReleaseTokenizer, PretrainedTokenizer)}
+    found = read_saved_info(path).get("format")
     if found not in kinds:
         raise ValueError(f"{Path(path) / THUNDER_CONFIG}: unsupported tokenizer format {found!r} (known: {', '.join(kinds)})")
     return kinds[found].from_pretrained(path)

@@ -40,7 +40,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Hashable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
@@ -185,10 +185,14 @@ class ThunderTokenizer:
         self._backend: Tokenizer = hf.backend_tokenizer
         self._backend.encode_special_tokens = True
         self.clear_cache()
-        ids = {token: hf.convert_tokens_to_ids(token) for token in SPECIAL_TOKENS}
         self.pad_token_id, self.cls_token_id, self.sep_token_id, self.unk_token_id, self.mask_token_id = (
-            ids[token] for token in SPECIAL_TOKENS
+            self._special_ids(hf)
         )
+
+    def _special_ids(self, hf: PreTrainedTokenizerFast) -> tuple[int, int, int, int, int]:
+        """Ids of the padding, first, separator, unknown and mask tokens (:data:`SPECIAL_TOKENS`)."""
+        ids = [hf.convert_tokens_to_ids(token) for token in SPECIAL_TOKENS]
+        return ids[0], ids[1], ids[2], ids[3], ids[4]
 
     @property
     def vocab_size(self) -> int:
@@ -259,6 +263,11 @@ class ThunderTokenizer:
         """What ``thunder_tokenizer.json`` records: the format, the Mecab step, what else rebuilds the tokenizer."""
         return {"format": self.format, "mecab": self.mecab, "special_tokens": list(SPECIAL_TOKENS)}
 
+    def fingerprint_parts(self) -> dict[str, Any]:
+        """What the tokenizer's fingerprint (:func:`thunder.model.loader.tokenizer_fingerprint`) covers beyond its
+        ``tokenizer.json``: nothing here (a Thunder or release tokenizer is that file and the Mecab step)."""
+        return {}
+
     @classmethod
     def from_pretrained(cls, path: str | Path) -> "ThunderTokenizer":
         """Load a directory written by :meth:`save_pretrained` (warns when the Mecab versions differ)."""
@@ -295,8 +304,7 @@ class ThunderTokenizer:
         """Pieces of all texts at once -> cached piece encodings -> ids and offsets, shifted to each piece's
         position in the texts laid end to end, then cut per document."""
         pieces = self._split_texts(texts)
-        edges = pieces.edges.tolist()
-        rows = self._piece_rows([pieces.text[start:end] for start, end in zip(edges[:-1], edges[1:])])
+        rows = self._piece_rows(self._piece_keys(pieces))
         counts = self._piece_count[rows]
         tokens = self._tokens[np.repeat(self._piece_first[rows] - (np.cumsum(counts) - counts), counts)
                               + np.arange(int(counts.sum()))]  # fmt: skip
@@ -320,14 +328,18 @@ class ThunderTokenizer:
         """The pieces of all texts laid end to end (each is BPE-encoded on its own)."""
         return split_pieces(texts)
 
+    def _piece_keys(self, pieces: Pieces) -> list[Hashable]:
+        """What each piece is encoded from, and cached by: here the piece's text."""
+        edges = pieces.edges.tolist()
+        return [pieces.text[start:end] for start, end in zip(edges[:-1], edges[1:])]
+
     def encode_ids(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The ids of :meth:`encode_batch` as arrays, without offsets (corpus preparation): the ids of all
         ``texts`` laid end to end, whether each token begins a piece (a morpheme, for whole-morpheme masking),
         and the index of each document's first token followed by the total."""
         with _cyclic_gc_paused():
             pieces = self._split_texts(texts)
-            edges = pieces.edges.tolist()
-            rows = self._piece_rows([pieces.text[start:end] for start, end in zip(edges[:-1], edges[1:])])
+            rows = self._piece_rows(self._piece_keys(pieces))
         counts = self._piece_count[rows]
         firsts = np.cumsum(counts) - counts
         ids = self._tokens[np.repeat(self._piece_first[rows] - firsts, counts) + np.arange(int(counts.sum())), 0]
@@ -337,13 +349,14 @@ class ThunderTokenizer:
 
     def clear_cache(self) -> None:
         """Forget the cached piece encodings (BPE never crosses a piece, so each distinct piece is encoded once)."""
-        self._piece_row: dict[str, int] = {}  # piece -> its row in the two arrays below
+        self._piece_row: dict[Hashable, int] = {}  # piece key -> its row in the two arrays below
         self._piece_first = np.zeros(0, dtype=np.int64)  # row of its first token in _tokens
         self._piece_count = np.zeros(0, dtype=np.int64)  # number of tokens
         self._tokens = np.zeros((0, 3), dtype=np.int64)  # (id, start, end) per token, offsets within its piece
 
-    def _piece_rows(self, words: list[str]) -> np.ndarray:
-        """Cache row of every piece; the pieces not cached yet are encoded first, in one Rust batch call."""
+    def _piece_rows(self, words: list[Hashable]) -> np.ndarray:
+        """Cache row of every piece key (:meth:`_piece_keys`); the pieces not cached yet are encoded first, in one
+        Rust batch call."""
         missing = set(words).difference(self._piece_row)
         if len(self._piece_row) + len(missing) > CACHE_SIZE:
             self.clear_cache()
@@ -361,7 +374,7 @@ class ThunderTokenizer:
             self._tokens = np.concatenate([self._tokens, np.column_stack([ids, offsets.reshape(-1, 2)])])
         return np.fromiter(map(self._piece_row.__getitem__, words), dtype=np.int64, count=len(words))
 
-    def _encode_pieces(self, pieces: list[str]) -> list:
+    def _encode_pieces(self, pieces: list[Hashable]) -> list:
         """BPE encodings of single pieces (``ids``, ``offsets`` within the piece), one Rust batch call."""
         return self._backend.encode_batch(pieces, add_special_tokens=False)
 

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
 
 from thunder.identifiers.base import ScoredSpan
 from thunder.language.morphemes import final_particles, morpheme_pieces
-from thunder.language.particles import PARTICLE_RUN, trailing_particle
+from thunder.language.particles import ENTITY_FINAL_PARTICLES, PARTICLE_RUN, trailing_particle
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -237,6 +237,11 @@ def widen_to_morphemes(
     return start, end
 
 
+# The last syllables a model span keeps though they read as its particle (ENTITY_FINAL_PARTICLES), but ``랑``: where
+# Mecab-ko reads it as no noun's syllable and a full name remains (``김영희|랑``; ``김|하랑`` keeps it), the particle
+MODEL_ENTITY_FINALS = ENTITY_FINAL_PARTICLES - {"랑"}
+
+
 def without_final_particles(
     pieces: Sequence[tuple[int, int]], piece_ends: Sequence[int], text: str, start: int, end: int, tagged_end: int = 0
 ) -> int:
@@ -247,9 +252,10 @@ def without_final_particles(
     the name's last syllable, ``정미|래는``) where :data:`FULL_NAME` characters remain (a Korean name is mostly a
     surname and two syllables: ``김수와``, ``김뒥이`` stay whole). The last syllable of a name the model took stays
     the name's where it cannot be the particle after it (``성가|이``, ``이별|와``: the particle would be ``가``,
-    ``과``) or is a common last syllable of names (``김하랑``). A particle inside a morpheme (``김지은``) is part of
-    the word and stays, and so does one the word goes on after with more than particles (``청주리버파크자|이|아파트``:
-    a name's last syllable)."""
+    ``과``) or is a common last syllable of names (``김하랑``; ``랑`` after a full name is the particle: ``김영희|랑``).
+    A vocative ending the word before a comma or the like is the particle (``홍길동|아,``). A particle inside a
+    morpheme (``김지은``) is part of the word and stays, and so does one the word goes on after with more than
+    particles (``청주리버파크자|이|아파트``: a name's last syllable)."""
     word_end = end
     while word_end < len(text) and text[word_end].isalnum():
         word_end += 1
@@ -259,7 +265,7 @@ def without_final_particles(
         if piece_start <= start or piece_start < tagged_end or not PARTICLE_RUN.fullmatch(text, piece_start, word_end):
             break
         end, index = piece_start, index - 1
-    cut = final_particles(text, start, end)
+    cut = final_particles(text, start, end, MODEL_ENTITY_FINALS)
     return end - cut if len(text[start : end - cut].replace(" ", "")) >= FULL_NAME else end
 
 

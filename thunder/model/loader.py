@@ -242,20 +242,35 @@ class Artefact:
 
     # -- weights to start training from
 
+    def tokenizer(self) -> Any:
+        """The tokenizer the model reads (``tokenizer: pretrained``): the one stored with a checkpoint, an export or
+        an imported release; another Hugging Face directory's own behind the Mecab step
+        (:class:`~thunder.language.pretrained_tokenizer.PretrainedTokenizer`)."""
+        if self.format == "huggingface":
+            return load_tokenizer(self.path)
+        if self.format in ("export", "release"):
+            return self.classifier(weights=False).tokenizer
+        sharded = self.format == "sharded"
+        checkpoint = read_checkpoint(self.path, allow_sharded=True) if sharded else _read_plain(self.path, mmap=True)
+        entry = thunder_entry(checkpoint, self.path)
+        if "tokenizer_files" not in entry:
+            raise ArtefactError(f"{self.path} stores no tokenizer (trained without one?)")
+        return tokenizer_from_files(entry["tokenizer_files"], self.path)
+
     def pretrained(self) -> tuple[PretrainedConfig, dict[str, Tensor]]:
         """Config and weights to start from (``init_from``): a Thunder checkpoint (sharded ones included), an
         export or another Hugging Face directory. A token classifier's are first verified (:meth:`classifier`)."""
         if self.format in ("export", "checkpoint") and self.task == "token-classification":
             self.classifier()
         if self.format in ("export", "huggingface", "release"):
-            return AutoConfig.from_pretrained(self.path), read_hf_weights(self.path)
+            return AutoConfig.from_pretrained(self.path, trust_remote_code=False), read_hf_weights(self.path)
         checkpoint = read_checkpoint(self.path, allow_sharded=True)
         return config_from_dict(thunder_entry(checkpoint, self.path)["hf_config"]), model_state(checkpoint)
 
 
 def _export_config(path: Path) -> PretrainedConfig:
     try:
-        return AutoConfig.from_pretrained(path)
+        return AutoConfig.from_pretrained(path, trust_remote_code=False)
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise ArtefactError(f"{path / 'config.json'}: not a model configuration ({_first_line(error)})") from None
 
@@ -380,9 +395,12 @@ def check_weight_files(directory: str | Path) -> list[str]:
     ``pytorch_model.bin`` and the shards their ``*.index.json`` weight maps name), each checked to be a plain file
     name of a file inside ``directory``, links resolved: a name like ``../outside.safetensors``, an absolute path
     or a link out of the directory is an :class:`ArtefactError`, and so is a safetensors file whose header does not
-    cover it (cut off or damaged)."""
+    cover it (cut off or damaged). In a snapshot of the Hugging Face cache (``.../snapshots/<commit>``) the files are
+    links into the same repository's ``blobs`` folder, which counts as inside."""
     directory = Path(directory)
-    root = directory.resolve()
+    roots = {directory.resolve()}
+    if directory.parent.name == "snapshots":
+        roots.add((directory.parent.parent / "blobs").resolve())
     named: dict[str, Path] = {}  # file name -> where it is named
     for name in (*_WEIGHT_FILES, "pytorch_model.bin.index.json"):
         if not (directory / name).exists() and not (directory / name).is_symlink():
@@ -392,7 +410,7 @@ def check_weight_files(directory: str | Path) -> list[str]:
             named |= {shard: directory / name for shard in sorted(set(_weight_map(directory / name).values()))}
     for name, source in named.items():
         path = directory / plain_file_name(name, source)
-        if path.resolve().parent != root:
+        if path.resolve().parent not in roots:
             raise ArtefactError(f"{path} leads out of the model directory (to {path.resolve()}); refusing to load it")
         if not path.is_file():
             raise ArtefactError(f"{path}: weight file missing")
@@ -432,7 +450,7 @@ def read_hf_weights(directory: Path) -> dict[str, Tensor]:
             state.update(load_file(directory / shard))
         return state
     if (directory / "pytorch_model.bin").is_file():
-        return torch.load(directory / "pytorch_model.bin", map_location="cpu", weights_only=True)
+        return _read_plain(directory / "pytorch_model.bin")
     raise FileNotFoundError(f"no model weights ({', '.join(_WEIGHT_FILES)}) in {directory}")
 
 
@@ -456,7 +474,8 @@ def load_weights(model: PreTrainedModel, state: Mapping[str, Tensor], encoder_on
     """Load ``state`` into ``model``; every encoder (base model) weight must be present with the same shape.
 
     ``encoder_only`` skips heads (a token classifier initialised from an MLM gets a new classification head).
-    States saved from a bare base model (no ``<prefix>.`` in the names) are accepted.
+    States saved from a bare base model (no ``<prefix>.`` in the names) are accepted, and so are states without the
+    weights tied to others (a masked-LM head tied to the embeddings, as ``save_pretrained`` writes it).
     """
     prefix = model.base_model_prefix + "."
     if not any(k.startswith(prefix) for k in state):
@@ -468,7 +487,9 @@ def load_weights(model: PreTrainedModel, state: Mapping[str, Tensor], encoder_on
     if mismatched:
         raise ArtefactError(f"{source}: shapes differ from the model for {mismatched[:5]} (another backbone config?)")
     missing, _ = model.load_state_dict(state, strict=False)
-    missing_weights = [k for k in missing if not encoder_only or k.startswith(prefix)]
+    loaded = {own[k].data_ptr() for k in state if k in own}  # a weight tied to a loaded one (an output head) is loaded
+    missing_weights = [k for k in missing
+                       if (not encoder_only or k.startswith(prefix)) and own[k].data_ptr() not in loaded]  # fmt: skip
     if missing_weights:
         raise ArtefactError(f"{source}: weights missing for {missing_weights[:5]} (not the same architecture?)")
 
@@ -535,7 +556,8 @@ def read_tokenizer(directory: Path, stored_in: str | Path | None = None) -> Any:
 def tokenizer_fingerprint(tokenizer: Any) -> dict[str, Any]:
     """Vocabulary size, a hash of the vocabulary in id order and (``pipeline``) a hash of the whole tokenizer as its
     ``tokenizer.json`` describes it: normalizer, pre-tokenizer, model (vocabulary, merges), post-processor, decoder
-    and added tokens (not the truncation and padding a caller switches on): two tokenizers agree iff these do."""
+    and added tokens (not the truncation and padding a caller switches on), and what the tokenizer adds
+    (``fingerprint_parts``: a pretrained model's tokenizer names its format): two tokenizers agree iff these do."""
     vocab = tokenizer.hf.get_vocab()
     ordered = sorted(vocab.items(), key=lambda item: item[1])
     blob = json.dumps(ordered, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
@@ -543,7 +565,8 @@ def tokenizer_fingerprint(tokenizer: Any) -> dict[str, Any]:
     pipeline.pop("truncation", None), pipeline.pop("padding", None)
     whole = json.dumps(pipeline, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     return {"vocab_size": len(vocab), "sha256": hashlib.sha256(blob).hexdigest(),
-            "pipeline": hashlib.sha256(whole).hexdigest()}  # fmt: skip
+            "pipeline": hashlib.sha256(whole).hexdigest(),
+            **getattr(tokenizer, "fingerprint_parts", dict)()}  # fmt: skip
 
 
 # ----------------------------------------------------------------------------------------------- fitting together

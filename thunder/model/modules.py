@@ -1,9 +1,11 @@
 """Backbones and the two LightningModules: :class:`MaskedLM` (pretraining) and :class:`TokenClassifier`.
 
 A backbone is a transformers model, never a rewrite: DeBERTa-v3 presets (:data:`PRESETS`, built with
-``DebertaV2Config``), any Hugging Face config dict (``{"model_type": "gpt_neox", ...}``) or a local model directory,
-instantiated through ``AutoModelForMaskedLM`` / ``AutoModelForTokenClassification``. ``vocab_size`` and the special
-token ids come from the tokenizer, so configs never repeat them.
+``DebertaV2Config``), any Hugging Face config dict (``{"model_type": "gpt_neox", ...}``) or a pretrained model (a
+local directory or a hub name in the local cache), instantiated through ``AutoModelForMaskedLM`` /
+``AutoModelForTokenClassification``. ``vocab_size`` and the special token ids come from the tokenizer, so configs
+never repeat them; ``tokenizer: pretrained`` is the pretrained model's own behind the Mecab step
+(:mod:`thunder.language.pretrained_tokenizer`).
 
 Both modules build the model in ``configure_model`` (once), so Lightning's ``ModelParallelStrategy`` can shard it:
 Thunder applies FSDP2 ``fully_shard`` to every transformer layer and then to the root over the ``data_parallel`` mesh
@@ -33,7 +35,14 @@ from transformers.modeling_outputs import MaskedLMOutput
 from thunder.language.release_tokenizer import load_tokenizer
 from thunder.language.tokenizer import Windows
 from thunder.model import integrity
-from thunder.model.backbones import LAYER_CLASSES, apply_tokenizer, backbone_config
+from thunder.model.backbones import (
+    LAYER_CLASSES,
+    apply_tokenizer,
+    backbone_config,
+    backbone_directory,
+    fit_embeddings,
+    window_limit,
+)
 from thunder.model.decoding import GROW_THRESHOLD, THRESHOLD, OperatingPoint, entity_tags, token_spans
 from thunder.model.loader import (
     AUTO_CLASSES,
@@ -57,6 +66,7 @@ from thunder.model.sizing import forward_flops_per_token, train_flops_per_token
 from thunder.taxonomy import LabelSetMismatch
 
 _MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+PRETRAINED = "pretrained"  # tokenizer: the pretrained model's own (where its weights come from)
 
 
 # --------------------------------------------------------------------------------------------------- modules
@@ -83,9 +93,12 @@ class _ThunderModule(LightningModule):
         """
         Args:
             backbone: a preset (``tiny``, ``small``, ``370m``, ``800m``, ``1p5b``), a Hugging Face config dict with
-                ``model_type`` (e.g. ``gpt_neox``, ``llama``), or a local model directory (weights loaded when present).
-            tokenizer: ThunderTokenizer directory giving vocab_size and special token ids (default: the
-                datamodule's ``tokenizer``).
+                ``model_type`` (e.g. ``gpt_neox``, ``llama``), or a pretrained model: a local model directory or a
+                hub name in the local Hugging Face cache, never downloaded (weights loaded when present).
+            tokenizer: tokenizer directory giving vocab_size and special token ids (a Thunder tokenizer, or a
+                pretrained model's directory: its own tokenizer behind the Mecab step); ``pretrained``: the
+                tokenizer of ``init_from``, else of the ``backbone`` model, handed to the datamodule by ``thunder
+                fit``; default: the datamodule's ``tokenizer``.
             init_from: weights to start from: a MaskedLM checkpoint (``.ckpt`` or sharded directory) or an exported /
                 Hugging Face model directory; its architecture replaces ``backbone`` (phase 2 of pretraining starts
                 from phase 1; a token classifier's head is new, unless it starts from a token classifier:
@@ -108,14 +121,18 @@ class _ThunderModule(LightningModule):
         if init_from is not None and not Path(init_from).exists():
             raise FileNotFoundError(f"init_from not found: {init_from}")
         self.model: PreTrainedModel | None = None
-        self._tokenizer: Any = load_tokenizer(tokenizer) if tokenizer else None
+        self._tokenizer: Any = None
+        if tokenizer == PRETRAINED:
+            self._tokenizer = pretrained_tokenizer(backbone, init_from)
+        elif tokenizer:
+            self._tokenizer = load_tokenizer(tokenizer)
         self.save_hyperparameters()  # the arguments of every __init__ in the subclass chain
 
     # -- building
 
     @property
     def tokenizer(self) -> Any:
-        """The ThunderTokenizer: the ``tokenizer`` argument, else the datamodule's (``None`` when neither)."""
+        """The tokenizer: the ``tokenizer`` argument, else the datamodule's (``None`` when neither)."""
         if self._tokenizer is None and self._trainer is not None:
             self._tokenizer = getattr(self._trainer.datamodule, "tokenizer", None)
         return self._tokenizer
@@ -123,9 +140,9 @@ class _ThunderModule(LightningModule):
     def _config(self) -> tuple[PretrainedConfig, str | None, dict[str, Tensor] | None]:
         """Backbone config, where pretrained weights come from (``init_from`` or the backbone directory), weights."""
         hp = self.hparams
-        source = hp.init_from
-        if source is None and isinstance(hp.backbone, str) and Path(hp.backbone).is_dir() and has_weights(hp.backbone):
-            source = hp.backbone
+        source, directory = hp.init_from, backbone_directory(hp.backbone)
+        if source is None and directory is not None and has_weights(directory):
+            source = str(directory)
         state = None
         if source is None:
             config = backbone_config(hp.backbone, hp.backbone_overrides)
@@ -144,8 +161,14 @@ class _ThunderModule(LightningModule):
         """Lightning hook: :meth:`build` when attached to a Trainer (``load_from_checkpoint`` builds from the
         checkpoint's stored config instead, in ``on_load_checkpoint``)."""
         if self._trainer is not None:
+            data = self._datamodule()
+            if self._tokenizer is not None and getattr(data, "tokenizer", None) is not None:
+                check_same_tokenizer(self._tokenizer, data.tokenizer)
             with integrity.unverified_allowed(self.hparams.get("allow_unverified", False)):
                 self.build()
+
+    def _datamodule(self) -> Any:
+        return self._trainer.datamodule if self._trainer is not None else None
 
     def build(self) -> None:
         """Build the Hugging Face model (once), load pretrained weights, shard it under ModelParallelStrategy."""
@@ -156,7 +179,17 @@ class _ThunderModule(LightningModule):
         model = AUTO_CLASSES[self.task].from_config(config)
         if state is not None:
             load_weights(model, state, encoder_only=self.task == "token-classification", source=source)
+            if self.tokenizer is not None:
+                fit_embeddings(model, self.tokenizer.vocab_size)
+        self._check_windows(model)
         self._install(model)
+
+    def _check_windows(self, model: PreTrainedModel) -> None:
+        """Refuse data windows longer than the backbone's position embeddings (one line, before any step)."""
+        limit, length = window_limit(model), getattr(self._datamodule(), "max_length", None)
+        if limit is not None and isinstance(length, int) and length > limit:
+            raise ValueError(f"the data's max_length {length} is longer than the {limit} positions the backbone "
+                             f"{self.hparams.backbone} reads: set data max_length to at most {limit}")  # fmt: skip
 
     def _install(self, model: PreTrainedModel) -> None:
         if self.hparams.gradient_checkpointing:  # transformers 5 renamed it activation_checkpointing_enable
@@ -260,6 +293,24 @@ class _ThunderModule(LightningModule):
             self._install(AUTO_CLASSES[self.task].from_config(config_from_dict(thunder["hf_config"])))
         if self.tokenizer is None and "tokenizer_files" in thunder:
             self._tokenizer = tokenizer_from_files(thunder["tokenizer_files"], "checkpoint")
+
+
+def pretrained_tokenizer(backbone: str | dict[str, Any], init_from: str | None) -> Any:
+    """The tokenizer of the pretrained model training starts from (``tokenizer: pretrained``): ``init_from``'s, else
+    the ``backbone`` model's."""
+    source = init_from or backbone_directory(backbone)
+    if source is None:
+        raise ValueError("tokenizer: pretrained reads a pretrained model's tokenizer: give a backbone that is a model "
+                         "directory or a hub name, or init_from")  # fmt: skip
+    return Artefact.open(source).tokenizer()
+
+
+def check_same_tokenizer(model_tokenizer: Any, data_tokenizer: Any) -> None:
+    """Refuse data tokenized otherwise than the model reads (``ValueError``, one line)."""
+    if data_tokenizer is not model_tokenizer and tokenizer_fingerprint(data_tokenizer) != tokenizer_fingerprint(
+            model_tokenizer):  # fmt: skip
+        raise ValueError("the data module's tokenizer is not the model's: leave the data module's tokenizer out "
+                         "(thunder fit hands it the model's) or give both the same")  # fmt: skip
 
 
 def rng_states() -> dict[str, Any]:
@@ -393,9 +444,6 @@ class TokenClassifier(_ThunderModule):
             state, model = model.state_dict(), AUTO_CLASSES[self.task].from_config(config)
             model.load_state_dict(state)
         self._install(model.train())
-
-    def _datamodule(self) -> Any:
-        return self._trainer.datamodule if self._trainer is not None else None
 
     def _adapt_config(self, config: PretrainedConfig) -> None:
         if self.label_set is None:

@@ -44,7 +44,9 @@ from enum import Enum
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Mapping, Sequence
 
+from thunder.deid.mapping import replacing_edits
 from thunder.deid.pipeline import DeidResult, Deidentifier, DetectedSpan, PipelineOptions
+from thunder.documents.formats import Extracted, Replacement, render
 from thunder.documents.outputs import JsonlAppender, remove_temporary_files, write_atomic
 from thunder.documents.sources import Document, InputError, Listing, read_jsonl
 
@@ -71,6 +73,14 @@ def span_record(doc_id: str, span: DetectedSpan, file: str | None = None, with_t
     return record
 
 
+def document_output(extracted: Extracted, result: DeidResult, out_format: str | None = None) -> bytes:
+    """The output file of a document read by its format's reader (DOCX, HWPX, HWP, PDF): the replacements of
+    ``result`` made in ``out_format`` (``None``: its own, an HWP as HWPX, a PDF as text), checked after writing
+    (:class:`thunder.documents.formats.FormatError`: refused, nothing to write)."""
+    edits = [Replacement(*edit) for edit in replacing_edits(extracted.text, result.text, result.spans)]
+    return render(extracted, edits, out_format, {span.text: span.placeholder for span in result.spans})
+
+
 class Layout(str, Enum):
     """Where each document's output goes under the output directory."""
 
@@ -84,7 +94,7 @@ class Slot:
     with the document's id inside the JSONL file ``name``."""
 
     name: str  # relative to the output directory (the input's relative path under MIRROR)
-    doc: str  # the document id, as the spans and mapping records name it
+    doc: str  # the document id (a text file's: its path), as the mapping records name it
     record: bool = False
     where: str = ""  # the input, for messages: FILE or FILE:LINE
     source: Path | None = None  # the input file (``in_place`` writes over it)
@@ -92,7 +102,7 @@ class Slot:
 
     @property
     def output_id(self) -> str:
-        """The id the output names the document by."""
+        """The id the output, the spans file and the review queue name the document by."""
         return self.doc if self.out_id is None else self.out_id
 
 
@@ -124,12 +134,14 @@ def _name_pieces(name: str) -> tuple[list[str], str]:
 
 
 def _deidentified(slots: list[Slot], deidentify: Callable[[list[str]], list[str]]) -> list[Slot]:
-    """``slots`` with de-identified output names (each folder and file stem, the suffix kept) and JSONL ids (as
-    ``out_id``; spans, mapping and review queue keep naming the input's ``doc``). A name or id that would meet
-    another (two people, one placeholder) gets a counter (``A_2.txt``, ``2020고단1234_A_2``); unchanged ones keep
-    theirs."""
+    """``slots`` with de-identified output names (each folder and file stem, the suffix kept) and ids (``out_id``:
+    a JSONL record's id, a text file's path with its folders and stem under the inputs' folder de-identified), which
+    the outputs, the spans file and the review queue name; the mapping keeps the input's ``doc``. A name or id that
+    would meet another (two people, one placeholder) gets a counter (``A_2.txt``, ``2020고단1234_A_2``); unchanged
+    ones keep theirs."""
     pieces = (piece for slot in slots for piece in _name_pieces(slot.name)[0])
-    texts = list(dict.fromkeys([*pieces, *(slot.doc for slot in slots if slot.record)]))
+    docs = (piece for slot in slots if not slot.record for piece in _doc_pieces(slot)[1])
+    texts = list(dict.fromkeys([*pieces, *docs, *(slot.doc for slot in slots if slot.record)]))
     done = dict(zip(texts, deidentify(texts)))
 
     def safe(text: str) -> str:  # a piece of a path: no separator, never empty, "." or ".."
@@ -148,9 +160,22 @@ def _deidentified(slots: list[Slot], deidentify: Callable[[list[str]], list[str]
     ids = {name: _distinct(renamed_ids, lambda i, k: f"{i}_{k}") for name, renamed_ids in by_file.items()}
     out = []
     for slot in slots:
-        out_id = ids[slot.name][slot.doc] if slot.record else None
-        out.append(replace(slot, name=names[slot.name], out_id=out_id))
+        if slot.record:
+            out_id = ids[slot.name][slot.doc]
+        else:
+            head, doc_pieces, suffix = _doc_pieces(slot)
+            out_id = "/".join([*head, *map(safe, doc_pieces)]) + suffix
+        out.append(replace(slot, name=names[slot.name], out_id=None if out_id == slot.doc else out_id))
     return out
+
+
+def _doc_pieces(slot: Slot) -> tuple[list[str], list[str], str]:
+    """A text file slot's path (``doc``) as the folders above the inputs' folder, the folders and the stem under it
+    (those of its output name), and its suffix."""
+    parts = slot.doc.split("/")
+    under = len(_name_pieces(slot.name)[0])
+    pieces, suffix = _name_pieces("/".join(parts[-under:]))
+    return parts[:-under], pieces, suffix
 
 
 def _counted(name: str, count: int) -> str:
@@ -222,7 +247,7 @@ class OutputPlan:
         self._failures: JsonlAppender | None = None
         self._lock: int | None = None
         self._record: dict[str, Any] | None = None
-        self._by_key = {(slot.name, slot.doc): slot for slot in self.slots}
+        self._by_key = {(slot.name, slot.output_id): slot for slot in self.slots}
         self._by_source = {(slot.source, slot.doc): slot for slot in self.slots}
         self.failures_name = FAILED_FILE  # failed-<rank>.jsonl on each process of a distributed run
         self.progress_interval = PROGRESS_SECONDS
@@ -398,7 +423,7 @@ class OutputPlan:
             return
         self._spans = JsonlAppender(self.spans_file, self.ours(self.spans_file))
         self._spans.drop_unfinished(lambda r: (r.get("file"), str(r.get("doc"))),
-                                    {(slot.name, slot.doc) for slot in self.pending()}, self._by_key)  # fmt: skip
+                                    {(slot.name, slot.output_id) for slot in self.pending()}, self._by_key)  # fmt: skip
         self.appended(self.spans_file, self._spans.start)
 
     def appended(self, path: Path, start: int) -> None:
@@ -437,12 +462,11 @@ class OutputPlan:
         """Write one document: its spans, then its output (which marks it done). ``slot`` None: stdin. ``content``:
         the output file's bytes when they are not the text (a document written in its own format)."""
         relative = slot.name if slot is not None and self.layout is Layout.MIRROR else None
-        doc = slot.doc if slot is not None else "<stdin>"
-        output_id = slot.output_id if slot is not None else doc
+        output_id = slot.output_id if slot is not None else "<stdin>"
         if self._spans is not None:
-            self._spans.write([span_record(doc, s, relative, self.with_span_text) for s in result.spans])
+            self._spans.write([span_record(output_id, s, relative, self.with_span_text) for s in result.spans])
         beside = self.spans_beside and self.out is not None and not self.in_place and not slot.record  # type: ignore[union-attr]
-        records = [span_record(doc, s) for s in result.spans] if beside else []
+        records = [span_record(output_id, s) for s in result.spans] if beside else []
         if self.out is None and not self.in_place:
             line = json.dumps({"id": output_id, "text": result.text}, ensure_ascii=False) + "\n"
             sys.stdout.write(result.text if self.plain else line)

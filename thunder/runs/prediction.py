@@ -17,7 +17,10 @@ as ``file:line: reason`` (and in ``failed.jsonl``) while the others are written,
 SIGTERM ends it with ``interrupted: N of M documents written`` and exit 130 (:func:`exit_status`).
 
 Outputs: a text input ``DIR/a/b.txt`` given as ``DIR`` is written to ``OUT/a/b.txt``; a JSONL record with id ``X``
-from ``c.jsonl`` to ``OUT/c/X.txt`` (ids made filesystem-safe); spans to the same path plus ``.spans.jsonl``.
+from ``c.jsonl`` to ``OUT/c/X.txt`` (ids made filesystem-safe); a document (``.docx``, ``.hwpx``, ``.hwp``, ``.pdf``),
+read by :mod:`thunder.documents.formats`, as ``thunder deid`` writes it: ``OUT/a/b.docx`` in its own format (an HWP as
+HWPX, a PDF as text) or in the writer's ``out_format``, checked after writing; spans to the same path plus
+``.spans.jsonl``.
 """
 
 from __future__ import annotations
@@ -37,9 +40,11 @@ from torch.utils.data import DataLoader, Dataset
 from thunder.model.decoding import TokenPredictions
 from thunder.deid.pipeline import DeidResult, PipelineOptions
 from thunder.deid.policy import PublicationPolicy
+from thunder.documents.formats import OUT_FORMATS, Extracted, FormatError, output_name, read_document
 from thunder.model.integrity import unverified_allowed
-from thunder.runs.plan import INTERRUPTED, Layout, OutputPlan, Slot, catch_signals, run_settings
-from thunder.documents.sources import InputError, InputFile, Listing, list_inputs, read_jsonl, read_text
+from thunder.runs.plan import INTERRUPTED, Layout, OutputPlan, Slot, catch_signals, document_output, run_settings
+from thunder.documents.sources import (DOCUMENT_SUFFIXES, JSONL_SUFFIXES, TEXT_SUFFIXES, InputError, InputFile,
+                                      Listing, list_inputs, read_jsonl, read_text, suffix_of)  # fmt: skip
 
 _UNSAFE = re.compile(r"[^\w.\-]+")
 
@@ -71,6 +76,7 @@ class CorpusDocument:
     ref: DocumentRef
     text: str
     error: str | None = None  # the document could not be read
+    extracted: Extracted | None = None  # a document file (DOCX, HWPX, HWP, PDF): what its writer works from
 
 
 @dataclass
@@ -99,7 +105,7 @@ def list_documents(inputs: Sequence[str | Path]) -> Corpus:
     """
     if not inputs:
         raise InputError("no inputs: give files or directories (data.init_args.inputs)")
-    listing = list_inputs(inputs)
+    listing = list_inputs(inputs, TEXT_SUFFIXES + JSONL_SUFFIXES + DOCUMENT_SUFFIXES)
     refs: list[DocumentRef] = []
     for file in listing.files:
         if file.jsonl:
@@ -148,6 +154,9 @@ class CorpusDataset(Dataset):
             return None
         path = Path(ref.path)
         try:
+            if ref.offset is None and suffix_of(path) in DOCUMENT_SUFFIXES:
+                extracted = read_document(path)
+                return CorpusDocument(ref, extracted.text, extracted=extracted)
             if ref.offset is None:
                 return CorpusDocument(ref, read_text(path))
             with path.open("rb") as stream:
@@ -157,14 +166,15 @@ class CorpusDataset(Dataset):
                 raise TypeError("'text' is not a string")
             text.encode("utf-8")  # a lone surrogate raises
             return CorpusDocument(ref, text)
-        except InputError as error:
+        except (InputError, FormatError) as error:
             return CorpusDocument(ref, "", str(error).removeprefix(f"{path}: "))
         except (OSError, ValueError, KeyError, TypeError) as error:
             return CorpusDocument(ref, "", f"cannot be read, the file changed since it was listed? ({error})")
 
 
 class CorpusDataModule(LightningDataModule):
-    """Predict-only data: text files, directories (``*.txt``, ``*.md``, ``*.jsonl`` recursively) and JSONL files."""
+    """Predict-only data: text files, documents, directories (``*.txt``, ``*.md``, ``*.jsonl``, ``*.docx``, ``*.hwpx``,
+    ``*.hwp``, ``*.pdf`` recursively) and JSONL files."""
 
     def __init__(self, inputs: list[str], batch_size: int = 8, num_workers: int = 0) -> None:
         """
@@ -207,7 +217,8 @@ def _drop_done(items: Sequence[CorpusDocument | None]) -> list[CorpusDocument]:
     return [item for item in items if item is not None]
 
 
-Outcome = tuple[DocumentRef, "DeidResult | str"]  # a result, or why the document was not de-identified
+# a result, or why the document was not de-identified; and the document as its format's reader read it
+Outcome = tuple[DocumentRef, "DeidResult | str", Extracted | None]
 
 
 class DeidPredictor(LightningModule):
@@ -259,7 +270,7 @@ class DeidPredictor(LightningModule):
             predictions = None
         each = predictions if predictions is not None else [None] * len(readable)
         results = iter([self._finish(doc, prediction) for doc, prediction in zip(readable, each)])
-        return [(doc.ref, doc.error if doc.error is not None else next(results)) for doc in docs]
+        return [(doc.ref, doc.error if doc.error is not None else next(results), doc.extracted) for doc in docs]
 
     def _finish(self, doc: CorpusDocument, prediction: TokenPredictions | None) -> DeidResult | str:
         """One document's result (``prediction`` None: its own forward pass), or why there is none."""
@@ -282,16 +293,22 @@ class DeidWriter(BasePredictionWriter):
     """Writes each de-identified document (and its spans) under ``output_dir`` as soon as its batch is done, and
     reports each document that failed: the driver of a :class:`thunder.runs.plan.OutputPlan` (``PER_DOCUMENT``)."""
 
-    def __init__(self, output_dir: str, spans: bool = True, overwrite: bool = False) -> None:
+    def __init__(
+        self, output_dir: str, spans: bool = True, overwrite: bool = False, out_format: str | None = None
+    ) -> None:
         """
         Args:
             output_dir: where the de-identified documents go (created when missing; not inside an input directory).
             spans: also write ``<output>.spans.jsonl`` with the replaced spans of each document.
             overwrite: redo every document, whatever settings made the outputs there (default: skip those written
                 under the same settings; other settings are refused).
+            out_format: the format documents are written in: text, docx or hwpx (default: each .docx and .hwpx in
+                its own, a .hwp as .hwpx, a .pdf as text; docs/formats.md); text and JSONL inputs stay text.
         """
         super().__init__(write_interval="batch")
-        self.output_dir, self.spans, self.overwrite = Path(output_dir), spans, overwrite
+        if out_format not in (None, *OUT_FORMATS):
+            raise ValueError(f"out_format {out_format!r}: choose one of {', '.join(OUT_FORMATS)}")
+        self.output_dir, self.spans, self.overwrite, self.out_format = Path(output_dir), spans, overwrite, out_format
         self.plan: OutputPlan | None = None
         self.refs: list[DocumentRef] = []
         self.interrupted = False
@@ -305,13 +322,14 @@ class DeidWriter(BasePredictionWriter):
         if not isinstance(corpus, Corpus):
             raise InputError("DeidWriter needs thunder.runs.prediction.CorpusDataModule as the data")
         self.refs = corpus.refs
-        slots = [Slot(ref.output, ref.id, where=ref.where, source=Path(ref.path)) for ref in corpus.refs
-                 if ref.error is None]  # fmt: skip
+        readable = [ref for ref in corpus.refs if ref.error is None]
+        slots = [Slot(output_name(ref.output, self.out_format) if ref.offset is None else ref.output, ref.id,
+                      where=ref.where, source=Path(ref.path)) for ref in readable]  # fmt: skip
         plan = OutputPlan("thunder predict", Layout.PER_DOCUMENT, self.output_dir, corpus.listing, slots,
                           total=len(corpus.refs), spans=self.spans,
                           out_option="output_dir", overwrite_option="DeidWriter's overwrite: true")  # fmt: skip
         plan.check()
-        self._slots = {slot.name: slot for slot in slots}
+        self._slots = {ref.output: slot for ref, slot in zip(readable, slots)}  # by the name the data module knows
         if trainer.world_size > 1:
             plan.failures_name = f"failed-{trainer.global_rank}.jsonl"
         self.plan, self.interrupted = plan, False
@@ -328,15 +346,16 @@ class DeidWriter(BasePredictionWriter):
         plan.resume()
 
     def _settings(self, pl_module: LightningModule) -> dict[str, Any]:
-        outputs = {"layout": Layout.PER_DOCUMENT.value, "spans": self.spans}
+        outputs = {"layout": Layout.PER_DOCUMENT.value, "spans": self.spans,
+                   **({"out_format": self.out_format} if self.out_format else {})}  # fmt: skip
         pipeline, deid = getattr(pl_module, "pipeline", None), getattr(pl_module, "deid", None)
         if pipeline is None or deid is None:
             return {**outputs, "module": f"{type(pl_module).__module__}.{type(pl_module).__qualname__}"}
         return run_settings(pipeline, deid, getattr(pl_module, "allow_unverified", False), **outputs)
 
     def done(self) -> set[str]:
-        """The outputs that exist already (their documents are skipped)."""
-        return {slot.name for slot in self._slots.values() if self.plan is not None and self.plan.is_done(slot)}
+        """The documents whose output exists already (by :attr:`DocumentRef.output`; they are skipped)."""
+        return {output for output, slot in self._slots.items() if self.plan is not None and self.plan.is_done(slot)}
 
     def on_predict_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
         """Ctrl-C and SIGTERM raise :class:`Interrupted` in this process (DataLoader workers keep their default);
@@ -354,11 +373,17 @@ class DeidWriter(BasePredictionWriter):
         dataloader_idx: int,
     ) -> None:
         assert self.plan is not None
-        for ref, result in prediction:
+        for ref, result, extracted in prediction:
+            failure = {"doc": ref.id, "file": ref.path, "line": ref.line}
             if isinstance(result, str):
-                self.plan.fail(ref.where, result, {"doc": ref.id, "file": ref.path, "line": ref.line})
-            else:
-                self.plan.write(self._slots[ref.output], result)
+                self.plan.fail(ref.where, result, failure)
+                continue
+            try:
+                content = document_output(extracted, result, self.out_format) if extracted is not None else None
+            except FormatError as error:  # refused, nothing written for it; the run goes on and exits 1
+                self.plan.fail(ref.where, f"not written: {error}", failure)
+                continue
+            self.plan.write(self._slots[ref.output], result, content)
         prediction.clear()  # written: do not keep millions of documents in the predict loop's outputs
 
     def on_predict_end(self, trainer: Trainer, pl_module: LightningModule) -> None:

@@ -50,12 +50,12 @@ from thunder.service.bodies import (
     ApplyRequest,
     BatchAnswer,
     BatchRequest,
-    DeidAnswer,
     DeidRequest,
     DocumentAnswer,
     ErrorAnswer,
     Replacement,
     RequestError,
+    Upload,
     read_body,
     result_json,
     reviewed_spans,
@@ -199,6 +199,7 @@ def create_app(
         model = None if label_set is None else {"granularity": label_set.granularity, "types": len(label_set.types)}
         return {"status": "ok", "model": model, "recognizers": [r.name for r in deidentifier.recognizers],
                 "threshold": deidentifier.operating_point.threshold if label_set is not None else None,
+                "documents": list(SUFFIXES),
                 "coverage": deidentifier.coverage() or "the model and the recognizers",
                 "token_required": token is not None, "max_request_bytes": max_request_bytes,
                 "max_documents": max_documents, "request_timeout": request_timeout,
@@ -229,7 +230,8 @@ def create_app(
         async def work() -> dict:
             (result,) = await batcher.deidentify([text], body.operator, body.threshold)
             written = {} if extracted is None else await asyncio.to_thread(_write_upload, extracted, result, body)
-            return {**result_json(result), **written, **await seal(body.id, text, result, wanted)}
+            read = {} if extracted is None else {"extracted": extracted.text}
+            return {**result_json(result), **written, **read, **await seal(body.id, text, result, wanted)}
 
         return JSONResponse(await answer(request, work()))
 
@@ -251,11 +253,15 @@ def create_app(
         return JSONResponse(await answer(request, work()))
 
     @app.post("/v1/apply", dependencies=protected, response_model=None, summary="replace exactly the given spans",
-              openapi_extra=_body_schema(ApplyRequest), responses={200: {"model": DeidAnswer}, **refusals})  # fmt: skip
+              openapi_extra=_body_schema(ApplyRequest), responses={200: {"model": DocumentAnswer}, **refusals})  # fmt: skip
     async def apply(request: Request) -> JSONResponse:
         body = await read_body(request, max_request_bytes, ApplyRequest)
         spans, wanted = reviewed_spans(body, known), wants_mapping(body)
         letters = kept_letters((kept.text, kept.letter) for kept in body.letters)
+        extracted = None if body.document is None else await asyncio.to_thread(_read_upload, body)
+        if extracted is not None and extracted.text != body.text:
+            raise RequestError(400, "text: not the text the document's reader extracts (the spans' offsets would "
+                                    "not fall in the document): send the extracted text /v1/deid answered")  # fmt: skip
 
         async def work() -> dict:
             try:
@@ -269,7 +275,8 @@ def create_app(
                 if not any(s.start < span.end and span.start < s.end for s in result.spans):
                     raise RequestError(400, f"spans[{i}] [{span.start}, {span.end}) could not be applied "
                                             f"({_dropped(body.text, span)})")  # fmt: skip
-            return {**result_json(result), **await seal(body.id, body.text, result, wanted)}
+            written = {} if extracted is None else await asyncio.to_thread(_write_upload, extracted, result, body)
+            return {**result_json(result), **written, **await seal(body.id, body.text, result, wanted)}
 
         return JSONResponse(await answer(request, work()))
 
@@ -280,7 +287,7 @@ def create_app(
     return Service(app, lifecycle, token_required=token is not None)
 
 
-def _read_upload(body: DeidRequest) -> Extracted:
+def _read_upload(body: Upload) -> Extracted:
     """The text of an uploaded document: 415 for a format not read here, 400 with the format's one-line reason."""
     name = Path(body.filename or "").name
     if Path(name).suffix.lower() not in SUFFIXES:
@@ -296,7 +303,7 @@ def _read_upload(body: DeidRequest) -> Extracted:
         raise RequestError(400, f"document refused: {error}") from None
 
 
-def _write_upload(extracted: Extracted, result: DeidResult, body: DeidRequest) -> dict:
+def _write_upload(extracted: Extracted, result: DeidResult, body: Upload) -> dict:
     """The de-identified document (base64) and its name, written and checked as ``thunder deid`` does; 422 with the
     format's reason when it cannot be written safely."""
     edits = [Edit(*edit) for edit in replacing_edits(extracted.text, result.text, result.spans)]

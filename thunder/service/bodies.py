@@ -43,24 +43,33 @@ class Options(Replacement):
     threshold: float | None = Field(None, gt=0, lt=1, description="identifier when 1 - P(O) exceeds it")
 
 
-class DeidRequest(Options):
-    text: str | None = Field(None, description="the text to de-identify (or give a document)")
+class Upload(_Body):
+    """A judgment as courts write it, sent with a request and answered written back in its own format."""
+
     document: str | None = Field(
-        None, description="instead of text: a DOCX, HWPX or PDF file, base64; answered with the de-identified file "
-        "(document, base64) and its name (filename); offsets are those of the text its reader extracts"
+        None, description="a DOCX, HWPX or PDF file, base64; answered with the de-identified file (document, base64) "
+        "and its name (filename); offsets are those of the text its reader extracts"
     )
     filename: str | None = Field(None, max_length=255, description="the document's name: its suffix names its format")
     out_format: Literal["docx", "hwpx", "text"] | None = Field(
         None, description="what the document is written as (default: its own format; a PDF as text)"
     )
+
+    @model_validator(mode="after")
+    def _named(self) -> "Upload":
+        if self.document is not None and not self.filename:
+            raise ValueError("a document needs its filename (its suffix names its format)")
+        return self
+
+
+class DeidRequest(Options, Upload):
+    text: str | None = Field(None, description="the text to de-identify (or give a document)")
     id: str = Field("request", description="the document's name in the mapping record")
 
     @model_validator(mode="after")
     def _text_or_document(self) -> "DeidRequest":
         if (self.text is None) == (self.document is None):
             raise ValueError("give text or document (base64), one of the two")
-        if self.document is not None and not self.filename:
-            raise ValueError("a document needs its filename (its suffix names its format)")
         return self
 
 
@@ -100,8 +109,8 @@ class RejectedRange(_Body):
     end: int = Field(ge=0)
 
 
-class ApplyRequest(Replacement):
-    text: str
+class ApplyRequest(Replacement, Upload):
+    text: str = Field(description="the text the spans are in; with a document, the text its reader extracts")
     spans: list[ReviewedSpan] = Field(description="exactly the spans to replace (the review page's re-apply)")
     id: str = "request"
     letters: list[KeptLetter] = Field(
@@ -133,6 +142,10 @@ class DeidAnswer(BaseModel):
 class DocumentAnswer(DeidAnswer):
     document: str | None = Field(None, description="the de-identified document, base64 (when a document was sent)")
     filename: str | None = Field(None, description="the de-identified document's name (its format's suffix)")
+    extracted: str | None = Field(
+        None, description="POST /v1/deid with a document: the text its reader extracted, which the offsets count in "
+        "(what /v1/apply takes back as text with the document)"
+    )
 
 
 class BatchResult(DeidAnswer):

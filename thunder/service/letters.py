@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Iterable, Sequence
 
 from thunder.deid.operators import Entity, Operator, OperatorChoice, entity_key
+from thunder.deid.overlaps import REVIEWER
 from thunder.deid.pipeline import _STANDING_LETTERS, Deidentifier, DeidResult
 from thunder.deid.recognizers.registry import ScoredSpan
 from thunder.documents.annotation import placeholder_sequence
@@ -70,9 +71,11 @@ def kept_letters(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
 def apply_keeping_letters(deidentifier: Deidentifier, text: str, spans: list[ScoredSpan], kept: dict[str, str],
                           rejected: Sequence[tuple[int, int]] = ()) -> DeidResult:  # fmt: skip
     """:meth:`Deidentifier.apply` with the entities of ``kept`` keeping their letters (in the text and the spans) and
-    the ``rejected`` ranges as written."""
+    the ``rejected`` ranges as written. A reviewer's span keeps the bounds the reviewer gave it: no longer text
+    spreads over it (``홍길동`` shrunk to ``홍길`` at one place stays ``홍길`` there, its ``동`` kept)."""
     variant = copy.copy(deidentifier)
     variant.operators = letters = KeptLetters(deidentifier.operators, text, kept)
-    result = variant.apply(text, spans, rejected=rejected)
+    bounded = [(span.start, span.end) for span in spans if span.source == REVIEWER]
+    result = variant.apply(text, spans, rejected=[*rejected, *bounded])
     detected = tuple(replace(span, placeholder=letters.letters[entity_key(span.text)]) for span in result.spans)
     return replace(result, spans=detected)

@@ -7,6 +7,7 @@ they share (:class:`ScoredSpan`, :class:`Recognizer`, :class:`PatternRecognizer`
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Sequence
 
 from thunder.deid.overlaps import Overlap, resolve_overlaps
@@ -15,6 +16,7 @@ from thunder.deid.recognizers.named_in_role import NamedInRoleRecognizer
 from thunder.deid.recognizers.named_in_table import NamedInTableRecognizer
 from thunder.identifiers import CATALOGUE
 from thunder.identifiers.base import PatternRecognizer, Recognizer, ScoredSpan
+from thunder.model.decoding import widen_to_latin_runs
 from thunder.plugins import load_part
 from thunder.taxonomy import Taxonomy
 
@@ -47,7 +49,12 @@ def load_recognizers(
 
 
 def recognize(text: str, recognizers: Sequence[Recognizer]) -> list[ScoredSpan]:
-    """Spans of all recognizers; of overlapping ones the highest score (then the longest) stays
-    (``Overlap.HIGHEST_SCORE``: one reading of a digit run, never two)."""
-    found = [span for recognizer in recognizers for span in recognizer.find(text)]
+    """Spans of all recognizers, each grown over a run of Latin letters and digits it cuts (``010-1234-0001kd12``:
+    the letters glued to a number go with it; :func:`~thunder.model.decoding.widen_to_latin_runs`); of overlapping
+    ones the highest score (then the longest) stays (``Overlap.HIGHEST_SCORE``: one reading of a digit run, never
+    two)."""
+    found = []
+    for span in (span for recognizer in recognizers for span in recognizer.find(text)):
+        start, end = widen_to_latin_runs(text, span.start, span.end)
+        found.append(span if (start, end) == (span.start, span.end) else replace(span, start=start, end=end))
     return resolve_overlaps(found, Overlap.HIGHEST_SCORE)

@@ -1,11 +1,13 @@
 """Judgments as courts write them: one reader and one writer per format behind one interface (``base``), over ZIP
-packages of XML (``package``): ``docx``, ``hwpx``, ``pdf`` (read only).
+packages of XML (``package``): ``docx``, ``hwpx``; read only: ``hwp`` (HWP 5, an OLE compound file), ``pdf``.
 
 :func:`read_document` gives the text in reading order with where each character lives (:class:`Extracted`);
 :func:`render` takes replacements of character spans of that text and gives the output file's bytes: the document
-in its own format with each replacement made inside the runs that held the original text, or (``out_format``) the
-de-identified text as text, DOCX or HWPX. Every written document is re-read and refused when a replaced text
-survives in any part. Anything that cannot be read whole and safely raises :class:`FormatError` (one line).
+in its own format with each replacement made inside the runs that held the original text, or (``out_format``, and
+always for HWP and PDF) the de-identified text as text, DOCX or HWPX. Every written document is re-read and refused
+when a replaced text survives in any part; a new document must read back as the text it was made from.
+:func:`restore` writes original texts back into a de-identified DOCX or HWPX (re-identification). Anything that
+cannot be read whole and safely raises :class:`FormatError` (one line).
 """
 
 from __future__ import annotations
@@ -13,25 +15,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from thunder.documents.formats import docx, hwpx, pdf
+from thunder.documents.formats import docx, hwp, hwpx, pdf
 from thunder.documents.formats.base import (Extracted, FormatError, Location, Replacement, Segment, apply, secrets_of,
                                             survivor)  # fmt: skip
 
 
-def _hwp(path: Path, data: bytes) -> Extracted:
-    raise FormatError("HWP 5 (binary) is not read yet: save it as HWPX in Hancom Office and give that file")
-
-
 READERS: dict[str, Callable[[Path, bytes], Extracted]] = {
-    docx.SUFFIX: docx.read, ".docm": docx.read, hwpx.SUFFIX: hwpx.read, pdf.SUFFIX: pdf.read, ".hwp": _hwp,
+    docx.SUFFIX: docx.read, ".docm": docx.read, hwpx.SUFFIX: hwpx.read, hwp.SUFFIX: hwp.read, pdf.SUFFIX: pdf.read,
 }
 SUFFIXES = tuple(READERS)  # the suffixes of the documents read here
 WRITERS = {"docx": docx, "hwpx": hwpx}  # formats written back, and written new from text
 OUT_FORMATS = ("text", *WRITERS)
-DEFAULT_OUT = {docx.SUFFIX: "docx", hwpx.SUFFIX: "hwpx", pdf.SUFFIX: "text"}
+# a document's own format, else: HWP 5 as HWPX (Hancom Office opens it, its paragraphs stay paragraphs), PDF as text
+DEFAULT_OUT = {docx.SUFFIX: "docx", hwpx.SUFFIX: "hwpx", hwp.SUFFIX: "hwpx", pdf.SUFFIX: "text"}
 
 __all__ = ["Extracted", "FormatError", "Location", "OUT_FORMATS", "Replacement", "SUFFIXES", "Segment",
-           "output_name", "read_bytes", "read_document", "render"]  # fmt: skip
+           "output_name", "read_bytes", "read_document", "render", "restore"]  # fmt: skip
 
 
 def read_document(path: Path) -> Extracted:
@@ -86,4 +85,19 @@ def render(extracted: Extracted, replacements: Sequence[Replacement], out_format
         return writer.write(extracted, list(replacements), secrets)
     data = writer.create(text)
     writer.check(extracted.path, data, secrets)
+    if writer.read(extracted.path, data).text != text:  # its spans, mapping and re-identification need its text
+        raise FormatError(f"the new {target.upper()} document does not read back as the de-identified text")
+    return data
+
+
+def restore(extracted: Extracted, replacements: Sequence[Replacement]) -> bytes:
+    """A de-identified DOCX or HWPX with ``replacements`` (original texts, from a mapping) made inside the runs that
+    hold the replaced texts and nothing scrubbed; refused (:class:`FormatError`) unless it reads back as the text the
+    replacements give. Another format (a PDF, an HWP 5) is never a de-identified output."""
+    writer = WRITERS.get(extracted.format.lstrip("."))
+    if writer is None:
+        raise FormatError(f"{extracted.format} is not a format thunder deid writes: give the document it wrote")
+    data = writer.write(extracted, list(replacements), {})
+    if writer.read(extracted.path, data).text != apply(extracted.text, replacements):
+        raise FormatError("the restored document does not read back as the original text")
     return data

@@ -56,13 +56,16 @@ def write(extracted: Extracted, replacements: list[Replacement], secrets: Mappin
 
 
 def create(text: str) -> bytes:
-    """A new DOCX holding ``text``, one paragraph per line, with empty document properties."""
+    """A new DOCX holding ``text``, one paragraph per line (an empty line: a paragraph with an empty text element,
+    so that it reads back), with empty document properties."""
     document = docx.Document()
     properties = document.core_properties
     properties.author = properties.last_modified_by = properties.title = properties.comments = ""
     try:
         for line in text.split("\n"):
-            document.add_paragraph(line)
+            paragraph = document.add_paragraph(line)
+            if not line:
+                paragraph.add_run()._r.add_t("")
     except ValueError as error:  # characters XML cannot hold
         raise FormatError(f"cannot be written as DOCX ({error})") from None
     out = io.BytesIO()

@@ -59,10 +59,12 @@ def write(extracted: Extracted, replacements: list[Replacement], secrets: Mappin
 
 
 def create(text: str) -> bytes:
-    """A new HWPX holding ``text``, one paragraph per line."""
+    """A new HWPX holding ``text``, one paragraph per line (the first in the new document's own first paragraph)."""
     document = HwpxDocument.new()
+    first, *rest = text.split("\n")
     try:
-        for line in text.split("\n"):
+        document.paragraphs[0].text = first
+        for line in rest:
             document.add_paragraph(line)
         return document.to_bytes()
     except ValueError as error:  # characters XML cannot hold

@@ -11,6 +11,7 @@ const STORE = "thunder-review";
 const UNDO_DEPTH = 100;
 const state = { docs: [], current: -1, known: new Map(), labels: [], shorts: new Map(), token: "", run: null,
                 rate: null, threshold: null,  // threshold: the model's operating point, as /health gives it
+                documents: [],  // the suffixes of the documents the server reads (.hwpx, .docx, .pdf, ...)
                 pending: null };  // pending: an every-occurrence key (A / R) waiting for its second press
 
 // ------------------------------------------------------------------------------------------------ helpers
@@ -78,10 +79,13 @@ function applyBody(d) {  // what re-applying sends: the replaced spans, one labe
 
 // ------------------------------------------------------------------------------------------------ documents
 
-function newDoc(id, text) {
+function newDoc(id, text, document = null, filename = null) {
+  // document: a chosen HWPX / DOCX / PDF file (base64), whose text the server extracts (text is "" until then)
   return { id, text, chars: Array.from(text), spans: [], output: "", dirty: false, page: 0, cursor: -1, undo: [],
-           risk: null, unmarkedRisk: null, riskReason: null };
+           risk: null, unmarkedRisk: null, riskReason: null, document, filename };
 }
+
+const sizeOf = (d) => d.chars.length || (d.document ? d.document.length * 3 / 4 : 0);  // a document: its bytes
 
 function spanOf({ start, end, label, category, tier1, placeholder, score, source, reason, found }, spanState,
                 checked = false) {
@@ -116,8 +120,8 @@ function adopt(d, result) {
 }
 
 async function deidentifyAll(items) {
-  state.docs = items.map(([id, text]) => newDoc(id, text));
-  const total = state.docs.reduce((n, d) => n + d.chars.length, 0);
+  state.docs = items.map(({ id, text, document, filename }) => newDoc(id, text ?? "", document, filename));
+  const total = state.docs.reduce((n, d) => n + sizeOf(d), 0);
   const run = startRun(total);
   let next = 0;
   async function worker() {  // a few requests at a time; the server batches them onto the model
@@ -125,11 +129,14 @@ async function deidentifyAll(items) {
       const d = state.docs[next++];
       run.inFlight.add(d);
       try {
-        adopt(d, await api("/v1/deid", { id: d.id, text: d.text, ...options() }, run.controller.signal));
+        const source = d.document ? { document: d.document, filename: d.filename } : { text: d.text };
+        const result = await api("/v1/deid", { id: d.id, ...source, ...options() }, run.controller.signal);
+        if (d.document) Object.assign(d, { text: result.extracted, chars: Array.from(result.extracted) });
+        adopt(d, result);
       } finally {
         run.inFlight.delete(d);
       }
-      run.done += d.chars.length;
+      run.done += sizeOf(d);
     }
   }
   try {
@@ -160,7 +167,7 @@ function startRun(total) {
   const tick = () => {
     const seconds = (performance.now() - run.started) / 1000;
     let estimate = run.done;
-    if (state.rate) for (const d of run.inFlight) estimate += Math.min(d.chars.length, state.rate * seconds);
+    if (state.rate) for (const d of run.inFlight) estimate += Math.min(sizeOf(d), state.rate * seconds);
     if (state.rate || run.done) $("progress").value = Math.min(0.99, estimate / Math.max(1, total));
     setStatus(`de-identifying ${state.docs.length} document(s), ${total.toLocaleString()} characters… ` +
               `${Math.round(seconds)} s`);
@@ -230,6 +237,7 @@ function select(index) {
   state.current = index;
   [...$("docs").children].forEach((b, i) => b.classList.toggle("current", i === index));
   $("review").hidden = false;
+  $("download-document").hidden = !doc().document;  // a judgment opened from a document goes back as that document
   refresh();
   save();
 }
@@ -991,7 +999,7 @@ async function reviewed(docs) {
 
 // ------------------------------------------------------------------------------------------------ output
 
-function download(name, content, type) {
+function download(name, content, type) {  // content: a string or bytes
   const link = document.createElement("a");
   link.href = URL.createObjectURL(new Blob([content], { type }));
   link.download = name;
@@ -1036,6 +1044,25 @@ function downloadSpans() {  // gold format of thunder.evaluation.gold.read_gold:
   download(downloadName(".reviewed.jsonl"), lines.join(""), "application/jsonl;charset=utf-8");
 }
 
+function toBase64(buffer) {  // a file's bytes for a JSON body
+  const bytes = new Uint8Array(buffer);
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
+}
+
+async function downloadDocument() {  // the chosen document in its own format (a PDF as text) with the review made
+  const d = doc();
+  if (!d.document) throw new Error("this judgment was not opened from a document (HWPX, DOCX, PDF): D downloads its text");
+  await reviewed([d]);
+  const result = await api("/v1/apply", { ...applyBody(d), document: d.document, filename: d.filename });
+  if (result.text !== d.output) throw new Error("the document written differs from the review: nothing was saved");
+  const bytes = Uint8Array.from(atob(result.document), (c) => c.charCodeAt(0));
+  const suffix = result.filename.slice(result.filename.lastIndexOf("."));
+  download(`${baseName(d.id)}.deid${suffix}`, bytes, "application/octet-stream");
+  setStatus(`downloaded ${baseName(d.id)}.deid${suffix}: the reviewed document, checked for every replaced text`);
+}
+
 async function copyOutput() {
   await reviewed([doc()]);
   const text = doc().output;
@@ -1066,12 +1093,19 @@ function decode(name, buffer) {
   throw new Error(`${name}: neither UTF-8 nor EUC-KR/CP949 text`);
 }
 
+const suffixOf = (name) => (name.match(/\.[^.]+$/) || [""])[0].toLowerCase();
+
 async function readFiles(files) {
+  // A document the server reads (HWPX, DOCX, PDF) goes as it is; other files are text.
   const items = [], legacy = [];
   for (const file of files) {
+    if (state.documents.includes(suffixOf(file.name))) {
+      items.push({ id: file.name, document: toBase64(await file.arrayBuffer()), filename: file.name });
+      continue;
+    }
     const [text, encoding] = decode(file.name, await file.arrayBuffer());
     if (encoding !== "UTF-8") legacy.push(file.name);
-    items.push([file.name, text]);
+    items.push({ id: file.name, text });
   }
   return [items, legacy];
 }
@@ -1082,8 +1116,9 @@ let saveTimer = null;
 function save() {  // sessionStorage: survives a reload, gone with the tab; never sent anywhere
   clearTimeout(saveTimer);
   saveTimer = setTimeout(() => {
-    const docs = state.docs.map(({ id, text, output, dirty, page, cursor, spans, risk, unmarkedRisk, riskReason }) => ({
-      id, text, output, dirty, page, cursor, risk, unmarkedRisk, riskReason,
+    const docs = state.docs.map(({ id, text, output, dirty, page, cursor, spans, risk, unmarkedRisk, riskReason,
+                                   document, filename }) => ({
+      id, text, output, dirty, page, cursor, risk, unmarkedRisk, riskReason, document, filename,
       spans: spans.map((s) => [s.start, s.end, s.label, s.category, s.tier1, s.placeholder, s.score, s.source,
                                s.state, s.checked ? 1 : 0, s.reason, s.found ? 1 : 0]),
     }));
@@ -1103,7 +1138,7 @@ function restore() {
     return false;
   }
   if (!stored || stored.version !== 1 || !stored.docs.length) return false;
-  state.docs = stored.docs.map((d) => Object.assign(newDoc(d.id, d.text), {
+  state.docs = stored.docs.map((d) => Object.assign(newDoc(d.id, d.text, d.document, d.filename), {
     output: d.output, dirty: d.dirty, page: d.page, cursor: d.cursor, risk: d.risk ?? null,
     unmarkedRisk: d.unmarkedRisk ?? null, riskReason: d.riskReason ?? null,
     spans: d.spans.map(([start, end, label, category, tier1, placeholder, score, source, spanState, checked, reason,
@@ -1144,7 +1179,7 @@ const KEYS = {  // the page's keys; index.html lists them, docs/serving.md too
   X: () => everyOccurrence("rejected", "X"),
   l: () => openPicker("relabel"), e: addByKey, "+": addByKey, "/": openFinder, v: startSelection, u: undo,
   "[": () => move("start", -1), "]": () => move("start", 1), "{": () => move("end", -1), "}": () => move("end", 1),
-  "=": guarded(reapply), d: guarded(downloadReviewedSpans), D: guarded(downloadText),
+  "=": guarded(reapply), d: guarded(downloadReviewedSpans), D: guarded(downloadText), o: guarded(downloadDocument),
 };
 
 function onKey(event) {
@@ -1224,6 +1259,8 @@ async function connect() {
   const health = await api("/health");
   state.rate = health.batches.characters_per_second;
   state.threshold = health.threshold;  // the model's operating point (or the server's --threshold)
+  state.documents = health.documents || [];
+  $("files").accept = [".txt", ".md", "text/plain", ...state.documents].join(",");
   if (health.threshold !== null && $("threshold").value === "") $("threshold").value = String(health.threshold);
   if (restore()) setStatus(`review restored from this tab: ${state.docs.length} document(s)`);
   else setStatus("ready");
@@ -1255,8 +1292,10 @@ function bind() {
       return setStatus("the current review is kept");
     }
     const pasted = $("input").value;
-    const [items, legacy] = files.length ? await readFiles(files) : [[[pastedName(pasted), pasted]], []];
-    if (!items.some(([, text]) => text.trim())) throw new Error("paste a judgment or choose files first");
+    const [items, legacy] = files.length ? await readFiles(files) : [[{ id: pastedName(pasted), text: pasted }], []];
+    if (!items.some(({ text, document }) => document || text.trim())) {
+      throw new Error("paste a judgment or choose files first");
+    }
     state.rate = (await api("/health")).batches.characters_per_second || state.rate;
     await deidentifyAll(items);
     if (legacy.length) setStatus(`${$("status").textContent}; read as EUC-KR/CP949: ${legacy.join(", ")}`);
@@ -1268,6 +1307,7 @@ function bind() {
   $("reapply").addEventListener("click", guarded(reapply));
   $("download-text").addEventListener("click", guarded(downloadText));
   $("download-spans").addEventListener("click", guarded(downloadReviewedSpans));
+  $("download-document").addEventListener("click", guarded(downloadDocument));
   $("copy").addEventListener("click", guarded(copyOutput));
   $("accept").addEventListener("click", () => setCurrent("accepted"));
   $("reject").addEventListener("click", () => setCurrent("rejected"));

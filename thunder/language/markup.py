@@ -1,0 +1,54 @@
+"""Markup inside a judgment's text: HTML or XML tags and markdown table cell separators.
+
+A judgment pasted from a web page or a table keeps its markup (``<td>김철수</td><td>010-1234-5678</td>``,
+``| 홍길동 | 010-1234-5678 |``). A span found across it (a model's span over ``김철수</td><td>``, two cells of a
+markdown row) would eat the markup and join two identifiers into one; :meth:`Markup.outside_markup` cuts a span
+into its pieces between the markup (a span inside one tag, such as an attribute's value, stays whole), and
+:func:`closing_markup` says how far the closing tags after a word reach (``김철수</b>는``: the particle after them).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+# a tag (<b>, </td>, <br/>, <a href="...">, <?xml ...?>, <!DOCTYPE ...>) or a comment (at most 4 KiB: linear time);
+# a markdown table's cell separator
+MARKUP = re.compile(r"<!--.{0,4096}?-->|<[/!?]?[A-Za-z][A-Za-z0-9:._-]*(?:\s[^<>]*)?/?>|\|", re.DOTALL)
+_CLOSING_TAGS = re.compile(r"(?:</[A-Za-z][A-Za-z0-9:._-]*\s*>)+")
+
+
+class Markup:
+    """The markup of one text, asked which parts of a span lie outside it."""
+
+    def __init__(self, text: str) -> None:
+        self.ranges = [match.span() for match in MARKUP.finditer(text)]  # in order, disjoint
+        self.starts = [start for start, _ in self.ranges]
+
+    def __bool__(self) -> bool:
+        return bool(self.ranges)
+
+    def outside_markup(self, start: int, end: int) -> list[tuple[int, int]]:
+        """The pieces of ``[start, end)`` outside the markup (``[(start, end)]`` where it crosses none, and where it
+        lies inside one tag without touching its ``<`` or ``>``: an attribute's value)."""
+        pieces, position = [], start
+        for index in range(max(0, bisect.bisect_right(self.starts, start) - 1), len(self.ranges)):
+            tag_start, tag_end = self.ranges[index]
+            if tag_start >= end:
+                break
+            if tag_end <= position:
+                continue
+            if tag_start < start and end < tag_end and tag_end - tag_start > 1:
+                return [(start, end)]  # inside one tag: an attribute's value
+            if tag_start > position:
+                pieces.append((position, tag_start))
+            position = max(position, tag_end)
+        if position < end:
+            pieces.append((position, end))
+        return pieces
+
+
+def closing_markup(text: str) -> int:
+    """How many characters of closing tags ``text`` starts with (``</b></td>는``: 9)."""
+    match = _CLOSING_TAGS.match(text)
+    return match.end() if match else 0
