@@ -112,7 +112,8 @@ def particle_variants(text: str, spans: list[ScoredSpan]) -> list[ScoredSpan]:
     particles that agree with it (``심륭이의``, ``심륭이는``: ``이`` is no particle there), or a detected mention (not a
     reviewer's) is followed by letters that the writing shows are no particle (``강요|가에게``, ``'반|도'``,
     ``이헐|나(43세)``: :func:`~thunder.language.particles.written_into_word`). Then every mention of the shorter text
-    followed by those letters grows to the longer one (``심륭|이`` in ``1. 심륭이``).
+    followed by those letters grows to the longer one (``심륭|이`` in ``1. 심륭이``), but a reviewer's, whose bounds
+    are the reviewer's.
     """
     keys = {entity_key(text[s.start : s.end]) for s in spans}
     cuts: dict[int, int] = {}  # span index -> length of the shorter mention it may be cut to
@@ -142,7 +143,7 @@ def particle_variants(text: str, spans: list[ScoredSpan]) -> list[ScoredSpan]:
         mention = entity_key(text[span.start : span.end])
         if index in cuts and mention not in names:
             span = replace(span, end=span.start + cuts[index])
-        elif names:
+        elif names and span.source != REVIEWER:  # a reviewer's bounds are the reviewer's
             following = spans[index + 1].start if index + 1 < len(spans) else len(text)
             longer = [n for n in names if n.startswith(mention) and text.startswith(n[len(mention) :], span.end)]
             grown = span.end + max((len(n) - len(mention) for n in longer), default=0)
