@@ -236,6 +236,28 @@ def test_hwpx_round_trip_replaces_in_the_runs_and_changes_nothing_else(tmp_path:
     reread.close()
 
 
+def test_hwpx_spaces_written_as_elements_keep_words_apart(tmp_path: Path) -> None:
+    """A non-breaking or fixed-width space Hancom writes as an element (``<hp:nbSpace/>``) reads as a space, so the
+    words around it are not read as one, and the name before it is replaced."""
+    source = judgment_hwpx(tmp_path / "j.hwpx")
+    hp = "{http://www.hancom.co.kr/hwpml/2011/paragraph}"
+    with zipfile.ZipFile(source) as package:
+        parts = {info.filename: package.read(info) for info in package.infolist()}
+    section = etree.fromstring(parts["Contents/section0.xml"])
+    text = next(t for t in section.iter(f"{hp}t") if t.text and "김철수의 주소" in t.text)
+    before, after = text.text.split("김철수의 ", 1)
+    text.text = before + "김철수의"
+    etree.SubElement(text, f"{hp}nbSpace").tail = after
+    parts["Contents/section0.xml"] = etree.tostring(section, xml_declaration=True, encoding="UTF-8", standalone=True)
+    spaced = tmp_path / "spaced.hwpx"
+    with zipfile.ZipFile(spaced, "w") as package:
+        for name, data in parts.items():
+            package.writestr(name, data, zipfile.ZIP_STORED if name == "mimetype" else zipfile.ZIP_DEFLATED)
+    assert "증인 김철수의\u00a0주소 확인" in read_document(spaced).text
+    _, data = deidentified(spaced)
+    assert "김철수" not in read_document(_written(tmp_path / "out.hwpx", data)).text
+
+
 def test_hwpx_written_as_docx(tmp_path: Path) -> None:
     _, data = deidentified(judgment_hwpx(tmp_path / "j.hwpx"), "docx")
     assert_no_identifier(data)

@@ -24,7 +24,7 @@ HP = "{http://www.hancom.co.kr/hwpml/2011/paragraph}"
 SPEC = XmlText(
     text=frozenset({f"{HP}t"}),
     paragraph=f"{HP}p",
-    inline={f"{HP}tab": "\t", f"{HP}lineBreak": "\n"},
+    inline={f"{HP}tab": "\t", f"{HP}lineBreak": "\n", f"{HP}nbSpace": "\u00a0", f"{HP}fwSpace": " "},  # words apart
 )
 MIMETYPE = b"application/hwp+zip"
 PREVIEW_TEXT = "Preview/PrvText.txt"
