@@ -12,22 +12,22 @@ cannot be read whole and safely raises :class:`FormatError` (one line).
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from types import ModuleType
+from typing import Mapping, Sequence
 
-from thunder.documents.formats import docx, hwp, hwpx, pdf
 from thunder.documents.formats.base import (Extracted, FormatError, Location, Replacement, Segment, apply, secrets_of,
                                             survivor)  # fmt: skip
 
-
-READERS: dict[str, Callable[[Path, bytes], Extracted]] = {
-    docx.SUFFIX: docx.read, ".docm": docx.read, hwpx.SUFFIX: hwpx.read, hwp.SUFFIX: hwp.read, pdf.SUFFIX: pdf.read,
-}
-SUFFIXES = tuple(READERS)  # the suffixes of the documents read here
-WRITERS = {"docx": docx, "hwpx": hwpx}  # formats written back, and written new from text
-OUT_FORMATS = ("text", *WRITERS)
+# suffix -> the module that reads it, imported with the first such document (python-docx, python-hwpx, olefile and
+# pypdfium2 load only then: a command's --help never waits for them)
+READ_BY = {".docx": "docx", ".docm": "docx", ".hwpx": "hwpx", ".hwp": "hwp", ".pdf": "pdf"}
+SUFFIXES = tuple(READ_BY)  # the suffixes of the documents read here
+WRITTEN = ("docx", "hwpx")  # formats written back, and written new from text
+OUT_FORMATS = ("text", *WRITTEN)
 # a document's own format, else: HWP 5 as HWPX (Hancom Office opens it, its paragraphs stay paragraphs), PDF as text
-DEFAULT_OUT = {docx.SUFFIX: "docx", hwpx.SUFFIX: "hwpx", hwp.SUFFIX: "hwpx", pdf.SUFFIX: "text"}
+DEFAULT_OUT = {".docx": "docx", ".hwpx": "hwpx", ".hwp": "hwpx", ".pdf": "text"}
 
 __all__ = ["Extracted", "FormatError", "Location", "OUT_FORMATS", "Replacement", "SUFFIXES", "Segment",
            "output_name", "read_bytes", "read_document", "render", "restore"]  # fmt: skip
@@ -36,17 +36,17 @@ __all__ = ["Extracted", "FormatError", "Location", "OUT_FORMATS", "Replacement",
 def read_document(path: Path) -> Extracted:
     """The text of the document at ``path`` in reading order with its location map (:class:`FormatError`: refused;
     ``OSError``: unreadable)."""
-    return READERS[path.suffix.lower()](path, path.read_bytes())
+    return _module(READ_BY[path.suffix.lower()]).read(path, path.read_bytes())
 
 
 def read_bytes(name: str, data: bytes) -> Extracted:
     """The text of the document ``data`` named ``name`` (its suffix names the format; :class:`FormatError`:
     refused, an unknown suffix too)."""
     path = Path(name)
-    reader = READERS.get(path.suffix.lower())
-    if reader is None:
+    name = READ_BY.get(path.suffix.lower())
+    if name is None:
         raise FormatError(f"{path.suffix or 'no suffix'}: not a document format read here ({', '.join(SUFFIXES)})")
-    return reader(path, data)
+    return _module(name).read(path, data)
 
 
 def output_format(suffix: str, out_format: str | None) -> str:
@@ -80,7 +80,7 @@ def render(extracted: Extracted, replacements: Sequence[Replacement], out_format
         if survivor(text, secrets) is not None:
             raise FormatError("a replaced text survives in the de-identified text")
         return text.encode("utf-8")
-    writer = WRITERS[target]
+    writer = _module(target)
     if f".{target}" == extracted.format:
         return writer.write(extracted, list(replacements), secrets)
     data = writer.create(text)
@@ -94,10 +94,15 @@ def restore(extracted: Extracted, replacements: Sequence[Replacement]) -> bytes:
     """A de-identified DOCX or HWPX with ``replacements`` (original texts, from a mapping) made inside the runs that
     hold the replaced texts and nothing scrubbed; refused (:class:`FormatError`) unless it reads back as the text the
     replacements give. Another format (a PDF, an HWP 5) is never a de-identified output."""
-    writer = WRITERS.get(extracted.format.lstrip("."))
-    if writer is None:
+    if extracted.format.lstrip(".") not in WRITTEN:
         raise FormatError(f"{extracted.format} is not a format thunder deid writes: give the document it wrote")
+    writer = _module(extracted.format.lstrip("."))
     data = writer.write(extracted, list(replacements), {})
     if writer.read(extracted.path, data).text != apply(extracted.text, replacements):
         raise FormatError("the restored document does not read back as the original text")
     return data
+
+
+def _module(name: str) -> ModuleType:
+    """The module of format ``name`` (``docx``, ``hwpx``, ``hwp``, ``pdf``)."""
+    return importlib.import_module(f"{__name__}.{name}")
