@@ -258,6 +258,19 @@ def test_hwpx_spaces_written_as_elements_keep_words_apart(tmp_path: Path) -> Non
     assert "김철수" not in read_document(_written(tmp_path / "out.hwpx", data)).text
 
 
+def test_a_new_hwpx_carries_nothing_of_the_template() -> None:
+    """A document written new (an HWP 5 or a text as HWPX) names no author and no dates of python-hwpx's template,
+    shows no template preview image, and its preview text is its own start."""
+    from thunder.documents.formats import hwpx as hwpx_format
+
+    data = hwpx_format.create("피고인 A는\n무죄.")
+    parts = _parts(data)
+    assert not any(name.startswith("Preview/PrvImage") for name in parts)
+    assert b"synthetic-fixture-author" not in b"".join(parts.values()) and b"2025-09-17" not in parts["Contents/content.hpf"]
+    assert parts["Preview/PrvText.txt"].decode() == "피고인 A는\r\n무죄."
+    assert HwpxDocument.open(data).paragraphs[0].text == "피고인 A는"
+
+
 def test_hwpx_written_as_docx(tmp_path: Path) -> None:
     _, data = deidentified(judgment_hwpx(tmp_path / "j.hwpx"), "docx")
     assert_no_identifier(data)

@@ -17,7 +17,8 @@ from typing import Mapping
 from hwpx import HwpxDocument
 
 from thunder.documents.formats.base import Extracted, FormatError, Replacement, apply
-from thunder.documents.formats.package import Package, XmlText, check_written, drop, read_text, write_text
+from thunder.documents.formats.package import (Package, XmlText, check_written, drop, parse_xml, read_text, serialise,
+                                               write_text)  # fmt: skip
 
 SUFFIX = ".hwpx"
 HP = "{http://www.hancom.co.kr/hwpml/2011/paragraph}"
@@ -30,6 +31,9 @@ MIMETYPE = b"application/hwp+zip"
 PREVIEW_TEXT = "Preview/PrvText.txt"
 PREVIEW_CHARS = 1024  # Hancom keeps the start of the text as the preview
 PREVIEW_IMAGE = re.compile(r"Preview/PrvImage\.\w+")
+PROPERTIES = "Contents/content.hpf"
+OPF = "{http://www.idpf.org/2007/opf/}"
+TEMPLATE_PROPERTIES = frozenset({"creator", "lastsaveby", "CreatedDate", "ModifiedDate", "date"})  # python-hwpx's
 ORDER = (r"Contents/section(\d+)\.xml", r"Contents/masterpage(\d+)\.xml")
 REACHABLE = re.compile(r"(mimetype|.*\.(xml|hpf|rdf)|Preview/PrvText\.txt|Preview/PrvImage\.\w+|"
                        r"BinData/[^/]+\.(png|jpe?g|gif|bmp|tiff?|wmf|emf|svg))", re.IGNORECASE)  # fmt: skip
@@ -59,16 +63,24 @@ def write(extracted: Extracted, replacements: list[Replacement], secrets: Mappin
 
 
 def create(text: str) -> bytes:
-    """A new HWPX holding ``text``, one paragraph per line (the first in the new document's own first paragraph)."""
+    """A new HWPX holding ``text``, one paragraph per line (the first in the new document's own first paragraph),
+    with nothing of python-hwpx's template: no author, no dates, no preview image; the preview text its start."""
     document = HwpxDocument.new()
     first, *rest = text.split("\n")
     try:
         document.paragraphs[0].text = first
         for line in rest:
             document.add_paragraph(line)
-        return document.to_bytes()
+        package = Package(document.to_bytes())
     except ValueError as error:  # characters XML cannot hold
         raise FormatError(f"cannot be written as HWPX ({error})") from None
+    properties = parse_xml(package.parts[PROPERTIES], PROPERTIES)
+    for meta in properties.getroot().iter(f"{OPF}meta"):
+        if meta.get("name") in TEMPLATE_PROPERTIES:
+            meta.text = None
+    changed = {PROPERTIES: serialise(properties),
+               PREVIEW_TEXT: text[:PREVIEW_CHARS].replace("\n", "\r\n").encode("utf-8")}  # fmt: skip
+    return package.save(changed, drop(package, PREVIEW_IMAGE))
 
 
 def check(path: Path, data: bytes, secrets: Mapping[str, str]) -> None:
