@@ -49,6 +49,7 @@ def names(text: str) -> list[str]:
         ("수강료 환불 확인서(학부모 고무존 외 17명 작성)", ["고무존"]),
         ("피해자 회사 과장 박민수에게", ["박민수"]),
         ("피고인의 동생 김형수가 진술하였다", ["김형수"]),  # a name that ends like a relative (형수) is a name
+        ("내원하여 의사 \n        김형준으로부터 진찰을", ["김형준"]),  # a published decision wrapped after the role
         ("원고(반소피고) 길 영길 (740608-2907411)\n주소", ["길 영길"]),  # a header's party of several words
         ("상 대 방  자오 진  (990714-2168711)", ["자오 진"]),
         ("피고  후지에  (외국인등록번호 710203-5123456)", ["후지에"]),  # a foreign registration number after it
@@ -71,6 +72,7 @@ def test_the_readings_other_words_share_decide_where_a_name_ends() -> None:
     "text",
     [
         "원고 주장은 이유 없다.",  # a dictionary word with a particle
+        "증인\n다음과 같이 진술하였다.",  # a word on the next line after a role is a word there too
         "피해자 본인의 진술",
         "증인 신문 결과",
         "피고 회사는 원고 조합에 대하여",

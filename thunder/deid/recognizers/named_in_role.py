@@ -7,7 +7,8 @@ Judgments name people in fixed places: the parties in the header (``피고(반�
 learns most of them; this recognizer finds a name in such a place when the model does not, and as a recognizer's
 span it is then replaced at every occurrence of its text in the document.
 
-A candidate is the Hangul word right after a role word (a few particles after it cut off, see
+A candidate is the Hangul word right after a role word, on the same line or the next (published decisions are
+wrapped at a margin: ``의사 ⏎ 김형준으로부터``), a few particles after it cut off (see
 :func:`split_particles`) or right before ``(`` with a resident number, sex or age (there no particle comes between:
 ``김인이(51세)``). It is a name when it has two to four syllables, starts with a Korean surname, and is no word
 (:func:`name_in`): not legal text (:class:`thunder.language.legal.LegalText`), a protected word, a common word of the genre or
@@ -65,8 +66,9 @@ _SPACED = "[ \\t]{0,8}"
 _PARTY = "|".join(_SPACED.join(role) for role in sorted(PARTY_ROLES, key=len, reverse=True))
 _ROLE = "|".join(sorted(ROLES, key=len, reverse=True))
 _NOTE = r"(?:[ \t]*\([^()\n]{1,12}\))?[ \t]+"  # after a role: 피고(반소원고), 원고(선정당사자), then blanks
+_WRAP = r"[ \t]*\n[ \t]*"  # ... or the end of a line: published decisions are wrapped at a margin (의사 ⏎ 김철수)
 _AFTER_ROLE = re.compile(
-    rf"(?<![가-힣])(?:{_PARTY}|{_ROLE})인?{_NOTE}"  # the role (처남인: "who is the brother-in-law")
+    rf"(?<![가-힣])(?:{_PARTY}|{_ROLE})인?(?:{_NOTE}|{_WRAP})"  # the role (처남인: "who is the brother-in-law")
     r"(?P<word>[가-힣]{2,8})(?![가-힣])"
 )
 _BEFORE_DETAILS = re.compile(
