@@ -15,6 +15,7 @@ from thunder.model.decoding import (
     grow_within_word,
     joined_in_words,
     widen_to_latin_runs,
+    with_last_syllable,
 )
 from thunder.taxonomy import LabelSet, Taxonomy
 
@@ -136,3 +137,22 @@ def test_a_three_syllable_name_keeps_a_last_syllable_that_reads_as_a_particle() 
     text = "피고인 정미래는 갔다"
     start = text.index("정")
     assert without_final_particles([], [], text, start, start + 4, start + 4) == start + 3
+
+
+@pytest.mark.parametrize(
+    ("text", "tagged", "replaced"),
+    [
+        ("상속인인 박산로뭐 및 윤지혁", "박산로", "박산로뭐"),  # a name's last syllable the model stopped short of
+        ("담당의사 심인강하는 소견서에서", "심인강", "심인강하"),  # ... with the particle after it left out
+        ("피고인 홍길동측 변호인", "홍길동", "홍길동"),  # a bound noun
+        ("피고인 김철수님은", "김철수", "김철수"),  # a suffix
+        ("피고인 홍길동씨는", "홍길동", "홍길동"),
+        ("피고인 김철수는 왔다", "김철수", "김철수"),  # a particle
+        ("청주리버파크아파트 101동", "청주리버파크", "청주리버파크"),  # more than one syllable left: a head noun
+    ],
+)  # fmt: skip
+def test_a_name_the_model_stopped_one_syllable_short_of_is_replaced_whole(text: str, tagged: str, replaced: str) -> None:
+    """Issue 66: a syllable left between a span and its word's end that is no particle, suffix or bound noun is the
+    name's, or it would stand beside the replacement (``A뭐``)."""
+    start = text.index(tagged)
+    assert text[start : with_last_syllable(text, start, start + len(tagged))] == replaced

@@ -13,7 +13,8 @@ do):
 4. **Aggregation** (:class:`Aggregation`, :func:`aggregate`): token spans of two types that touch inside a word
    are one (:func:`joined_in_words`); token spans become character spans widened to whole Mecab morphemes (a
    particle ending the last one stays out), and the particles after a span stay out too, tagged or not, unless they
-   may be a name's last syllable (:func:`without_final_particles`); under ``HYSTERESIS`` a span first grows over the
+   may be a name's last syllable (:func:`without_final_particles`), and one syllable short of the word's end that is
+   no particle, suffix or bound noun is taken (:func:`with_last_syllable`); under ``HYSTERESIS`` a span first grows over the
    untagged tokens touching it inside the same word whose ``1 - P(O)`` exceeds the lower ``grow_threshold``; a span
    that cuts a run of Latin letters and digits joined by ``. _ -`` (``raye.6``) covers all of it.
 
@@ -32,8 +33,9 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
 
 from thunder.identifiers.base import ScoredSpan
-from thunder.language.morphemes import final_particles, morpheme_pieces
-from thunder.language.particles import ENTITY_FINAL_PARTICLES, PARTICLE_RUN, trailing_particle
+from thunder.language.morphemes import final_particles, morpheme_pieces, word_analysis
+from thunder.language.particles import (ENTITY_FINAL_PARTICLES, PARTICLE_RUN, starts_with_particle,
+                                       trailing_particle)  # fmt: skip
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -269,6 +271,31 @@ def without_final_particles(
     return end - cut if len(text[start : end - cut].replace(" ", "")) >= FULL_NAME else end
 
 
+_WORD_ENDS = ("NNB", "XSN", "VCP", "J", "E")  # what may follow an entity inside its word: 등, 측, 들, 이다, particles
+
+
+def with_last_syllable(text: str, start: int, end: int) -> int:
+    """The end of ``[start, end)`` past the one Hangul syllable left between it and the rest of its word when that
+    syllable is no particle, suffix or bound noun (Mecab-ko's reading of the word) and only particles follow it: the
+    last syllable of a name the model stopped short of (``박산로|뭐``, ``심인강|하는``), which would be left in the
+    text beside the replacement (``A뭐``)."""
+    word_start, word_end = start, end
+    while word_start > 0 and text[word_start - 1].isalnum():
+        word_start -= 1
+    while word_end < len(text) and text[word_end].isalnum():
+        word_end += 1
+    if end >= word_end or not "가" <= text[end] <= "힣" or starts_with_particle(text[end:word_end]):
+        return end
+    if end + 1 < word_end and not PARTICLE_RUN.fullmatch(text, end + 1, word_end):
+        return end
+    position = word_start
+    for surface, tag, _ in word_analysis(text[word_start:word_end]):
+        if position <= end < position + len(surface):
+            return end if tag.startswith(_WORD_ENDS) else end + 1
+        position += len(surface)
+    return end
+
+
 # Latin letters and digits joined by . _ - (an account name, a handle, a code); at least one letter
 _LATIN_RUN = re.compile(r"[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)*")
 _LATIN_RUN_CHARS = frozenset(string.ascii_letters + string.digits + "._-")
@@ -307,7 +334,7 @@ def aggregate(
             first, last = grow_within_word(prediction, first, last, point.grow_threshold)  # type: ignore[arg-type]
         start, end = prediction.offsets[first][0], prediction.offsets[last - 1][1]
         start, end = widen_to_latin_runs(text, *widen_to_morphemes(pieces, piece_ends, text, start, end))
-        end = without_final_particles(pieces, piece_ends, text, start, end, tagged_end)
+        end = with_last_syllable(text, start, without_final_particles(pieces, piece_ends, text, start, end, tagged_end))
         info = label_set.describe(entity_type)
         score = sum(prediction.scores[first:last]) / (last - first)
         spans.append(
