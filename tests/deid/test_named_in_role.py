@@ -157,3 +157,20 @@ def test_names_that_are_dictionary_words_are_left_to_the_model_as_the_readme_say
         assert deid(text).text == text
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     assert "`피고인 장미`, `증인 한결`, `피고인 정미래는`, left to the model" in readme
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("증인 최별겨, 김주무, 박존허의 진술", "증인 A, B, C의 진술"),  # a list after a role: each joined name
+        ("피고인 홍길동과 김뎐던이 만났다", "피고인 A와 B가 만났다"),  # 과/와, a name Mecab-ko reads as odd pieces
+        ("피고인 김철수 및 이영희는", "피고인 A 및 B는"),
+        ("피고인 홍길동과 공모하여", "피고인 A와 공모하여"),  # what was done with the person: a verb
+        ("피해자 김철수와 다투다가", "피해자 A와 다투다가"),
+        ("피고인 홍길동, 사기, 횡령", "피고인 A, 사기, 횡령"),  # words
+    ],
+)  # fmt: skip
+def test_names_joined_to_a_found_name_are_names(text: str, expected: str) -> None:
+    """Issue 66: a name joined to a found one by 과/와, a comma or 및 is a person's name too (found again from those
+    found), unless it reads as a verb or a word."""
+    assert Deidentifier()(text).text == expected

@@ -64,7 +64,7 @@ from thunder.deid.overlaps import (
 from thunder.deid.policy import PublicationPolicy
 from thunder.deid.protection import Protection
 from thunder.deid.recognizers.masked_name import MaskedNameRecognizer
-from thunder.deid.recognizers.named_in_role import NamedInRoleRecognizer
+from thunder.deid.recognizers.named_in_role import NamedInRoleRecognizer, coordinated_names
 from thunder.deid.recognizers.named_in_table import NamedInTableRecognizer
 from thunder.deid.recognizers.registry import Recognizer, ScoredSpan, load_recognizers, recognize
 from thunder.documents.annotation import placeholder_sequence
@@ -106,6 +106,9 @@ _STANDING_LETTERS = re.compile(r"(?<![A-Za-z0-9])[A-Z]{1,3}(?![A-Za-z0-9])")
 
 
 # ----------------------------------------------------------------------------------------------- the pipeline
+
+
+_HANGUL_NAME = re.compile(r"[가-힣]{2,5}")
 
 
 class Deidentifier:
@@ -260,7 +263,21 @@ class Deidentifier:
         view = composed(text)
         read = view.text
         spans = self.model_spans(read, prediction) + recognize(read, self.recognizers) + self.official_spans(read)
+        spans += self.coordinated_spans(read, spans)
         return self._replace(view, spans, character_scores(prediction, len(read)) if prediction.scores else None)
+
+    def coordinated_spans(self, text: str, spans: list[ScoredSpan]) -> list[ScoredSpan]:
+        """Persons' names joined to a found one (a Hangul span of the person label or category) by ``과``/``와``, a
+        comma or ``및`` (``김잘상과 김뎐던이``), none in protected text (a kept official, legal text), found by
+        :func:`~thunder.deid.recognizers.named_in_role.coordinated_names` where ``named_in_role`` is on."""
+        person = next(iter(self.taxonomy.filled_by("korean_name")), None)
+        if person is None or not any(isinstance(r, NamedInRoleRecognizer) for r in self.recognizers):
+            return []
+        names = [(s.start, s.end) for s in spans  # a model of categories labels a person by the person's category
+                 if s.label in (person.name, person.category) and _HANGUL_NAME.fullmatch(text, s.start, s.end)]
+        protected = self.protection.coverage(text) if self.protection else bytearray(len(text))
+        return [ScoredSpan(a, b, person.name, 0.8, NamedInRoleRecognizer.name, person.category, person.tier1)
+                for a, b in coordinated_names(text, names) if not any(protected[a:b])]  # fmt: skip
 
     def official_spans(self, text: str) -> list[ScoredSpan]:
         """The names (and law firms) of the officials whose roles are not kept, as spans of source ``officials``."""

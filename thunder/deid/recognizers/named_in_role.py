@@ -22,7 +22,8 @@ A header's party written with a registration number after the name is found what
 (``주식회사 한빛 (110111-…``), a common word or a place (:func:`party_name`); so are the parties a header lists by
 number after their role (``원 고 1. 김령항 / 2. 고속상``, :func:`_listed_parties`).
 The officials whose names courts publish (judges, prosecutors, counsel) have no role word here: their
-names follow the officials policy (:mod:`thunder.deid.protection`).
+names follow the officials policy (:mod:`thunder.deid.protection`). The pipeline also takes the names joined to a found
+one by ``과``/``와``, a comma, a middle dot or ``및`` (:func:`coordinated_names`: ``증인 최별겨, 김주무, 박존허``).
 """
 
 from __future__ import annotations
@@ -259,6 +260,46 @@ def foreign_name(parts: list[tuple[str, str]]) -> int:
         if stem != part:
             break  # particles end the name
     return length if person else 0
+
+
+_JOINED = r"(?:(?:과|와)[ \t]+|[ \t]*[,·][ \t]*|[ \t]+및[ \t]+)"  # 김철수와 이영희, 김철수, 이영희, 김철수 및 이영희
+_JOINED_AFTER = re.compile(rf"{_JOINED}(?P<word>[가-힣]{{2,8}})(?![가-힣])")
+_JOINED_BEFORE = re.compile(rf"(?<![가-힣])(?P<word>[가-힣]{{2,4}}){_JOINED}$")
+_LOOK_BEFORE = 16  # characters searched before a name for one joined to it
+
+
+def coordinated_names(text: str, names: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The names joined to known ones (``names``: ``[start, end)`` of persons' names found in ``text``) by ``과``/``와``,
+    a comma, a middle dot or ``및``, before or after them (``김잘상과 김뎐던이``, ``최별겨, 김주무, 이던핸``), each a
+    name by :func:`name_in`; found again from those found, until none is new."""
+    known = set(names)
+    frontier = sorted(known)
+    while frontier:
+        found = []
+        for start, end in frontier:
+            if after := _JOINED_AFTER.match(text, end):
+                name = None if _predicate(after.group("word")) else name_in(after.group("word"))
+                if name is not None:
+                    found.append((after.start("word"), after.start("word") + len(name)))
+            if before := _JOINED_BEFORE.search(text[max(0, start - _LOOK_BEFORE) : start]):
+                word_start = max(0, start - _LOOK_BEFORE) + before.start("word")
+                word = before.group("word")
+                if not _predicate(word) and name_in(word, particles=False) == word:
+                    found.append((word_start, word_start + len(word)))
+        frontier = sorted(set(found) - known)
+        known.update(frontier)
+    return sorted(known - set(names))
+
+
+def _predicate(word: str) -> bool:
+    """Whether Mecab-ko reads ``word`` as a verb or an adjective: one that starts it (``다투다가``) or a noun of two
+    syllables or more made one (``공모|하여``); what follows ``과`` is then what was done with the person, not another
+    person (a name it does not know may read as odd pieces: ``김|뎐|던이``, ``이|던|핸``)."""
+    analysis = word_analysis(word)
+    if analysis and analysis[0][1].startswith(("VV", "VA", "VX")):
+        return True
+    return any(len(noun) > 1 and tag.startswith("NN") and following.startswith(("XSV", "XSA"))
+               for (noun, tag, _), (_, following, _) in zip(analysis, analysis[1:]))  # fmt: skip
 
 
 class NamedInRoleRecognizer(PatternRecognizer):
