@@ -1,6 +1,6 @@
 """A pretrained encoder's tokenizer behind Thunder's Mecab-ko step (issue 70): entity-boundary alignment and tokens per
 character on the shared SNU Thunder-DeID corpus, the tokenizer's own splitting beside the Mecab pre-split, measured as
-``tools/bench_tokenizer.py`` measures Thunder's own tokenizer (its ``load_filled`` and ``alignment``: placeholders
+``tools/bench_tokenizer.py`` measures Thunder's own tokenizer (its ``training_and_sample`` and ``alignment``: placeholders
 filled once for training, again for the 500-judgment sample; a span is aligned when neither its start nor its end falls
 strictly inside a token, a token's leading spaces left out).
 
@@ -16,13 +16,11 @@ klue/roberta-base`` where there is a network, then its directory here).
 from __future__ import annotations
 
 import argparse
-import random
-import sys
 import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from bench_tokenizer import DEFAULT_CORPUS, alignment, load_filled
+from bench_tokenizer import DEFAULT_CORPUS, alignment, training_and_sample
 from random_backbone import SHAPES, unigram, wordpiece
 from transformers import BertTokenizer, DebertaV2Tokenizer
 
@@ -77,11 +75,7 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=500, help="judgments measured (default 500)")
     parser.add_argument("--tokenizer", type=Path, action="append", help="a pretrained model directory (repeatable)")
     args = parser.parse_args()
-    if not (args.corpus / "annotated").is_dir():
-        sys.exit(f"shared corpus not found at {args.corpus} (place the SNU Thunder-DeID release there, or --corpus)")
-    filled = load_filled(args.corpus, (0, 1))
-    train_texts = [text for text, _ in filled[0]]
-    sample = random.Random(0).sample(filled[1], min(args.sample, len(filled[1])))
+    train_texts, sample = training_and_sample(args.corpus, args.sample)
     texts = [text for text, _ in sample]
     chars = sum(map(len, texts))
     print(f"sample: {len(texts)} judgments, {chars:,} characters (fill epoch 1); training text: {len(train_texts)} "

@@ -40,6 +40,15 @@ Span = tuple[int, int, str]  # start, end, label
 # ------------------------------------------------------------------------------------------- filled documents
 
 
+def training_and_sample(corpus: Path, size: int) -> tuple[list[str], list[tuple[str, list[Span]]]]:
+    """The texts filled once for training (epoch 0) and ``size`` documents filled again (epoch 1), a fixed sample;
+    exits with one line where ``corpus`` holds no annotated judgments."""
+    if not (corpus / "annotated").is_dir():
+        sys.exit(f"shared corpus not found at {corpus} (place the SNU Thunder-DeID release there, or --corpus)")
+    filled = load_filled(corpus, (0, 1))
+    return [text for text, _ in filled[0]], random.Random(0).sample(filled[1], min(size, len(filled[1])))
+
+
 def load_filled(corpus: Path, epochs: tuple[int, ...]) -> dict[int, list[tuple[str, list[Span]]]]:
     """Documents with placeholders filled by thunder.synthesis.synthesizer, per epoch (malformed documents left out)."""
     taxonomy = Taxonomy.load(alias_files=[corpus / "tag_aliases.json"])
@@ -181,12 +190,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="timing runs per method, best kept (default 3)")
     parser.add_argument("--batch-size", type=int, default=64, help="documents per encode call (default 64)")
     args = parser.parse_args()
-    if not (args.corpus / "annotated").is_dir():
-        sys.exit(f"shared corpus not found at {args.corpus} (place the SNU Thunder-DeID release there, or --corpus)")
-
-    filled = load_filled(args.corpus, (0, 1))
-    train_texts = [text for text, _ in filled[0]]
-    sample = random.Random(0).sample(filled[1], min(args.sample, len(filled[1])))
+    train_texts, sample = training_and_sample(args.corpus, args.sample)
     texts = [text for text, _ in sample]
     chars = sum(map(len, texts))
     print(f"corpus: {len(train_texts)} documents, {sum(map(len, train_texts)):,} chars (training, fill seed 0); "

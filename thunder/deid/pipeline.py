@@ -275,9 +275,10 @@ class Deidentifier:
             return []
         names = [(s.start, s.end) for s in spans  # a model of categories labels a person by the person's category
                  if s.label in (person.name, person.category) and _HANGUL_NAME.fullmatch(text, s.start, s.end)]
-        protected = self.protection.coverage(text) if self.protection else bytearray(len(text))
+        found = coordinated_names(text, names)
+        protected = self.protection.coverage(text) if found and self.protection else bytearray(len(text))
         return [ScoredSpan(a, b, person.name, 0.8, NamedInRoleRecognizer.name, person.category, person.tier1)
-                for a, b in coordinated_names(text, names) if not any(protected[a:b])]  # fmt: skip
+                for a, b in found if not any(protected[a:b])]  # fmt: skip
 
     def official_spans(self, text: str) -> list[ScoredSpan]:
         """The names (and law firms) of the officials whose roles are not kept, as spans of source ``officials``."""
