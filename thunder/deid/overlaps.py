@@ -10,8 +10,9 @@ meet lives here, named:
 3. **Particle variants** (:func:`particle_variants`): mentions of one entity that differ by a particle agree
    (``홍길동`` and ``홍길동이``), so they get one placeholder.
 4. **Propagation** (:func:`find_keys`, :func:`propagate`): every further occurrence of a seed's text that cuts no
-   morpheme (and, for a reviewer's or the model's dictionary noun, that is a word of its own: ``신호`` leaves
-   ``신호등`` and ``신호대기`` alone) is a mention of its entity (an
+   morpheme, is glued to the word before it only where that is a role word (``증인김영수``, not ``연체이자율``) and,
+   for a reviewer's text or the model's common vocabulary, is a word of its own (``신호`` leaves ``신호등`` and
+   ``신호대기`` alone, ``캄보디아`` leaves ``캄보디아어``) is a mention of its entity (an
    occurrence holding spans of its own takes their place); which spans seed is the publication policy's
    (:meth:`thunder.deid.policy.PublicationPolicy.spreads`, given :func:`marked_shares`), and a model seed never
    spreads into protected text (:mod:`thunder.deid.protection`) nor where the model's evidence does not carry it
@@ -28,15 +29,24 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 from thunder.deid.operators import entity_key
 from thunder.deid.protection import covered
+from thunder.deid.recognizers.named_in_role import PARTY_ROLES, ROLES
 from thunder.identifiers.base import ScoredSpan
-from thunder.language.particles import PARTICLE_RUN, leading_particle, run_agrees, written_into_word
-from thunder.language.morphemes import dictionary_noun, inside_word
+from thunder.language.particles import (
+    PARTICLE_RUN,
+    final_particles,
+    leading_particle,
+    run_agrees,
+    written_into_word,
+)
+from thunder.language.morphemes import common_words, dictionary_noun, inside_word
 from thunder.language.regions import address_spellings
 
 _WORD = re.compile(r"\w")
 _ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
 _NON_SPACE = re.compile(r"\S")
 _FEW_KEYS = 32
+_HANGUL = re.compile(r"[가-힣]+")
+_ROLE_WORDS = frozenset(PARTY_ROLES + ROLES)
 Evidence = Callable[[ScoredSpan, int, int], bool]  # whether a model seed's text spreads to text[start:end]
 
 
@@ -198,18 +208,44 @@ def held_back(
     seed: ScoredSpan, text: str, start: int, end: int, protected: bytearray | None, evidence: Evidence | None = None
 ) -> bool:
     """Whether ``seed``'s text stays at ``text[start:end]``: no seed spreads into a cut morpheme (``김철`` leaves
-    ``김철수`` alone), a reviewer's or the model's text that Mecab-ko reads as one dictionary noun only to words of its
-    own (:func:`~thunder.language.morphemes.inside_word`: ``신호`` leaves ``신호등``, ``신호대기`` alone, not ``신호가``;
-    a name spreads into ``홍길동피고인``); a model seed never spreads into ``protected`` text, nor to an occurrence that
-    ``evidence`` (given the seed and the occurrence) does not take."""
-    word = seed.source == REVIEWER or seed.source == "model" and dictionary_noun(entity_key(text[seed.start : seed.end]))
-    if inside_word(text, start, end, compounds=word):
+    ``김철수`` alone); a reviewer's text and the model's text that Mecab-ko reads as the common vocabulary of its
+    dictionary (one noun, :func:`~thunder.language.morphemes.dictionary_noun`; or words of it,
+    :func:`~thunder.language.morphemes.common_words`, but before a noun of two syllables or more: ``부산은행통장``)
+    only to words of their own (:func:`~thunder.language.morphemes.inside_word`: ``신호`` leaves ``신호등``,
+    ``신호대기`` alone, not ``신호가``; ``캄보디아`` leaves ``캄보디아어``); any other text (a name, an unknown word)
+    spreads glued to the noun after it too (``홍길동피고인``: tables and old decisions write them so), and to the
+    noun before it only where that is a role word (``증인김영수``, never ``연체이자율``, ``사원상호간``); a model seed never spreads into
+    ``protected`` text, nor to an occurrence that ``evidence`` (given the seed and the occurrence) does not take."""
+    key = entity_key(text[seed.start : seed.end])
+    whole = seed.source == REVIEWER or seed.source == "model" and (
+        dictionary_noun(key) or common_words(key) and not _noun_word_after(text, end)
+    )
+    if inside_word(text, start, end, compounds=whole):
         return True
+    if start and _HANGUL.fullmatch(text, start - 1, start + 1) and not _role_before(text, start):
+        return True  # glued to the word before it, which is no role word
     if seed.source != "model":
         return False
     if protected is not None and covered(text, start, end, protected):
         return True
     return evidence is not None and not evidence(seed, start, end)
+
+
+def _noun_word_after(text: str, end: int) -> bool:
+    """Whether the Hangul glued after ``text[:end]`` holds two syllables or more before its particles: a word of its
+    own written without its space (``통장`` in ``부산은행통장을``), not a one-syllable suffix (``어`` in
+    ``캄보디아어로``, ``권`` in ``후순위채권의``)."""
+    run = _HANGUL.match(text, end)
+    return run is not None and run.end() - end - final_particles(text, end, run.end(), entity_finals=()) >= 2
+
+
+def _role_before(text: str, start: int) -> bool:
+    """Whether the Hangul run that ``text[start:]`` is glued to is a role word (``증인김영수``, ``피고인인김영수``)."""
+    word_start = start
+    while word_start and _HANGUL.match(text[word_start - 1]):
+        word_start -= 1
+    before = text[word_start:start]
+    return before in _ROLE_WORDS or before.removesuffix("인") in _ROLE_WORDS
 
 
 def marked_shares(
@@ -240,7 +276,8 @@ def propagate(
 ) -> list[ScoredSpan]:
     """Add every further occurrence of a seed's text (among ``occurrences``, :func:`find_keys`'s; those of other texts
     are skipped) as a span of the same entity, with ``origin`` the seed's offsets, longer texts first, except where
-    :func:`held_back` keeps it (inside a longer word; for a model seed, protected text or no ``evidence``). An
+    :func:`held_back` keeps it (inside a longer word, glued after a word that is no role word; for a model seed,
+    protected text or no ``evidence``). An
     occurrence that holds spans of its own
     takes their place (``올가·소콜로프`` found where the model took only ``소콜로프``), so no part of a detected
     entity's text is left beside them; one that crosses a span's edge is left as it is."""

@@ -25,14 +25,17 @@ its spans are reported in its own characters and the output written in its own f
    entity; a province name is normalised only where a lower administrative unit follows it); a mention that is
    another entity's text plus a particle (``홍길동이`` beside ``홍길동``) is shrunk to that entity. Every further
    occurrence of an entity's text that is a word of its own (two or more characters; the text plus particles or a
-   suffix, never the head of a longer word: ``신호가``, not ``신호등``; at a word boundary where it starts or ends
-   with a Latin letter or digit; an address under every spelling of its province) is replaced too (``origin``: the
-   span it repeats), so a detected identifier never survives elsewhere in the document: the text of a recognizer's,
-   the officials' rule's or a reviewer's span always, a model span's only from ``propagate_threshold``, where the
-   detection took at least ``propagate_share`` of the text's occurrences itself, and when it is not a common word of
-   the genre (:mod:`thunder.language.genre`) or a general noun of Korean (:mod:`thunder.synthesis.vocabulary`) nor a
-   short number; a text Mecab-ko reads as one dictionary noun (``조합원``) only to the occurrences the model scores at
-   least ``propagate_evidence``; never into protected text.
+   suffix, never inside a longer word: ``신호가``, not ``신호등`` nor ``연체이자율``, but a text that is not common
+   vocabulary glued to the noun after it or to a role word before it, ``홍길동피고인``, ``증인김영수``; at a word
+   boundary where it starts or ends with a Latin letter or digit; an address under every spelling of its province)
+   is replaced too
+   (``origin``: the span it repeats), so a detected identifier never survives elsewhere in the document: the text of
+   a recognizer's, the officials' rule's or a reviewer's span always, a model span's only from
+   ``propagate_threshold``, where the detection took at least ``propagate_share`` of the text's occurrences itself,
+   and when it is not a common word of the genre (:mod:`thunder.language.genre`) or a general noun of Korean
+   (:mod:`thunder.synthesis.vocabulary`) nor a short number; a text Mecab-ko reads as the dictionary's common
+   vocabulary (``조합원``, ``계열은행``) only to the occurrences the model scores at least ``propagate_evidence``;
+   never into protected text.
 5. Entities get placeholders A, B, ..., Z, AA, ... in order of first appearance, skipping capital letters that
    occur in any detected text and placeholders that already stand alone in the text (a partly de-identified
    judgment); the operator chosen for the entity's label, category or tier 1 (:mod:`thunder.deid.operators`) makes each mention's replacement and the
@@ -386,7 +389,8 @@ class Deidentifier:
                 # where a gap's text stood in ``text``, counted from the gap's end (a corrected particle opens it)
                 origin = gap_starts[i] + len(gaps[i]) - (b - start) if kind == "gap" else None
                 if len(hit) == 1 and origin is not None and (
-                    fixed[i] == gaps[i] and held_back(seeds[key], text, origin, origin + end - start, protected, evidence)
+                    b - start <= _common_suffix(fixed[i], gaps[i])  # past a corrected particle: as written
+                    and held_back(seeds[key], text, origin, origin + end - start, protected, evidence)
                     or kept_as_written.overlap(origin, origin + end - start)
                 ):
                     continue  # text a seed does not spread into (as in ``propagate``), or a reviewer kept
@@ -538,6 +542,14 @@ class _Ranges:
 @lru_cache(maxsize=1)
 def _default_taxonomy() -> Taxonomy:
     return Taxonomy.load()
+
+
+def _common_suffix(a: str, b: str) -> int:
+    """The length of the longest common end of ``a`` and ``b``."""
+    n = 0
+    while n < min(len(a), len(b)) and a[-1 - n] == b[-1 - n]:
+        n += 1
+    return n
 
 
 def _fix(replacement: str, following: str) -> str:
