@@ -78,7 +78,8 @@ def published_figures(docs: list[dict], results: list[DeidResult]) -> dict[str, 
 
 
 def filled_figures(documents: list[SynthesizedDocument], report: EvaluationReport) -> dict[str, object]:
-    """Leaks of names (and of verb-like names apart), organisations and the rest, from one report."""
+    """Leaks of names (and of verb-like names apart), organisations and the rest, from one report, and the texts of
+    the names and organisations leaked."""
     leaked = {(m.doc_id, m.start, m.end) for m in report.leaked}
     groups: dict[str, LeakCount] = defaultdict(LeakCount)
     labels = report.label_tiers  # label -> (tier 1, category)
@@ -94,6 +95,7 @@ def filled_figures(documents: list[SynthesizedDocument], report: EvaluationRepor
         **{group: {"mentions": count.mentions, "leaked": count.leaked} for group, count in sorted(groups.items())},
         "over_redaction": report.over_redaction,
         "leaked_names": [m.text for m in report.leaked if m.label == NAME],
+        "leaked_organisations": [m.text for m in report.leaked if labels.get(m.label, ("", ""))[1] in ORGANISATIONS],
     }
 
 
@@ -176,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n## Held-out decisions with filled marks ({len(documents)} decisions)\n")
     print("\n".join(filled_table(filled)))
     print("\nLeaked names: " + ", ".join(filled["all"]["leaked_names"]))
+    print("Leaked organisations: " + ", ".join(filled["all"]["leaked_organisations"]))
     if args.json:
         args.json.write_text(json.dumps({"published": published, "filled": filled, "policy": policy,
                                          "model": args.model}, ensure_ascii=False, indent=1) + "\n")  # fmt: skip

@@ -56,6 +56,8 @@ def test_published_and_filled_figures_per_kind(tmp_path: Path, capsys: pytest.Ca
     filled = figures["filled"]["all"]
     # 피고인 1, 공소외 2 (one entity each, two marks), ○○○, 甲, 소외 1 are names; ○○병원 an institution
     assert filled["names"]["mentions"] == 7 and filled["organisations"]["mentions"] == 1
+    assert len(filled["leaked_names"]) == filled["names"]["leaked"]  # each leak listed with its text
+    assert len(filled["leaked_organisations"]) == filled["organisations"]["leaked"]
     assert set(figures["filled"]) == {"all", "civil", "criminal"}
     printed = capsys.readouterr().out
     assert "| legal-ko held-out | criminal | 1 |" in printed and "names leaked" in printed
