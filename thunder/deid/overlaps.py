@@ -29,7 +29,6 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 from thunder.deid.operators import entity_key
 from thunder.deid.protection import covered
-from thunder.deid.recognizers.named_in_role import PARTY_ROLES, ROLES
 from thunder.identifiers.base import ScoredSpan
 from thunder.language.particles import (
     PARTICLE_RUN,
@@ -38,6 +37,7 @@ from thunder.language.particles import (
     run_agrees,
     written_into_word,
 )
+from thunder.language.legal import PARTY_ROLES, PERSON_ROLES
 from thunder.language.morphemes import common_words, dictionary_noun, inside_word
 from thunder.language.regions import address_spellings
 
@@ -46,7 +46,7 @@ _ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
 _NON_SPACE = re.compile(r"\S")
 _FEW_KEYS = 32
 _HANGUL = re.compile(r"[가-힣]+")
-_ROLE_WORDS = frozenset(PARTY_ROLES + ROLES)
+_ROLE_WORDS = frozenset(PARTY_ROLES + PERSON_ROLES)
 Evidence = Callable[[ScoredSpan, int, int], bool]  # whether a model seed's text spreads to text[start:end]
 
 

@@ -18,6 +18,8 @@
 :func:`official_names` finds the names that courts publish on purpose: judges in the signature block (``판사 오현석``,
 ``대법관 김OO(재판장) 이OO``), prosecutors (``검 사 윤서진(기소)``) and counsel (``변 호 인 변호사 문태경(국선)``,
 ``소송대리인 법무법인 OO 담당변호사 OO``, ``소송수행자 OO``), each on the lines a judgment gives them.
+:data:`PARTY_ROLES` and :data:`PERSON_ROLES` are the words by which a judgment names everyone else (``피고인``,
+``증인``, ``누나``): a name follows them.
 
 Both are text rules, written for Thunder; :mod:`thunder.deid.protection` turns them into the pipeline's non-identifier step.
 """
@@ -36,6 +38,8 @@ from thunder.language.particles import PARTICLE_RUN, run_agrees
 __all__ = [
     "KINDS",
     "OFFICIAL_ROLES",
+    "PARTY_ROLES",
+    "PERSON_ROLES",
     "STATUTES_FILE",
     "TERMS_FILE",
     "LegalSpan",
@@ -48,6 +52,28 @@ __all__ = [
 STATUTES_FILE = Path(str(resources.files("thunder") / "resources" / "legal" / "statutes.txt"))
 TERMS_FILE = Path(str(resources.files("thunder") / "resources" / "legal" / "terms.txt"))
 KINDS = ("statute reference", "statute", "court", "procedural term", "exhibit", "precedent", "case number")
+
+# the parties, whose role a header may write one syllable at a time (원      고, 피 고 인)
+PARTY_ROLES = (
+    "원고", "피고", "피고인", "청구인", "피청구인", "상대방", "신청인", "피신청인", "사건본인", "항소인", "피항소인",
+    "상고인", "피상고인", "항고인", "재항고인", "채권자", "채무자", "참가인", "피참가인", "소송수계인",
+)  # fmt: skip
+# everyone else a judgment names by role or relation
+PERSON_ROLES = (
+    "증인", "감정인", "참고인", "피해자", "고소인", "피고소인", "고발인", "피고발인", "피의자", "진정인", "피진정인",
+    "신고인", "제보자", "입회인", "보증인", "연대보증인", "임대인", "임차인", "매도인", "매수인", "공소외", "상피고인",
+    "공범", "남편", "아내", "처", "배우자", "부친", "모친", "아버지", "어머니", "아들", "딸", "장남", "장녀", "차남",
+    "차녀", "누나", "오빠", "언니", "동생", "남동생", "여동생", "조카", "손자", "손녀", "할머니", "할아버지", "장인",
+    "장모", "시아버지", "시어머니", "며느리", "사위", "처남", "매형", "매제", "동서", "부모", "자녀", "친구", "동료",
+    "이웃", "애인", "지인", "직원", "학생", "교사", "담임교사", "간호사", "의사", "전문의", "주치의", "세무사",
+    "법무사", "감정평가사", "공인중개사", "건축사", "물리치료사", "경찰관",
+    # more relatives, and the people of a workplace, a school, a home or a car by their relation to the case
+    "형", "형님", "누님", "삼촌", "외삼촌", "숙부", "숙모", "사촌", "생부", "생모", "친부", "친모", "계부", "외할머니",
+    "외할아버지", "외손자", "외손녀", "조카딸", "시누이", "올케", "처제", "처형", "전남편", "동거인", "학부모", "보호자",
+    "동업자", "대표이사", "대표자", "사장", "점장", "업주", "점주", "실장", "팀장", "과장", "부장", "관리소장",
+    "관리사무소장", "종업원", "교장", "교감", "선배", "후배", "세입자", "집주인", "소유자", "운전자", "동승자", "고객",
+    "택시기사",
+)  # fmt: skip
 OFFICIAL_ROLES = ("judge", "prosecutor", "counsel")
 
 
