@@ -37,7 +37,7 @@ from thunder.language.particles import (
     run_agrees,
     written_into_word,
 )
-from thunder.language.legal import PARTY_ROLES, PERSON_ROLES
+from thunder.language.legal import ROLE_WORDS
 from thunder.language.morphemes import common_words, dictionary_noun, inside_word
 from thunder.language.regions import address_spellings
 
@@ -46,7 +46,6 @@ _ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
 _NON_SPACE = re.compile(r"\S")
 _FEW_KEYS = 32
 _HANGUL = re.compile(r"[가-힣]+")
-_ROLE_WORDS = frozenset(PARTY_ROLES + PERSON_ROLES)
 Evidence = Callable[[ScoredSpan, int, int], bool]  # whether a model seed's text spreads to text[start:end]
 
 
@@ -214,9 +213,10 @@ def held_back(
     only to words of their own (:func:`~thunder.language.morphemes.inside_word`: ``신호`` leaves ``신호등``,
     ``신호대기`` alone, not ``신호가``; ``캄보디아`` leaves ``캄보디아어``); any other text (a name, an unknown word)
     spreads glued to the noun after it too (``홍길동피고인``: tables and old decisions write them so), and to the
-    noun before it only where that is a role word (``증인김영수``, never ``연체이자율``, ``사원상호간``); a model seed never spreads into
-    ``protected`` text, nor to an occurrence that ``evidence`` (given the seed and the occurrence) does not take."""
-    key = entity_key(text[seed.start : seed.end])
+    noun before it only where that is a role word (``증인김영수``, never ``연체이자율``, ``사원상호간``); a model
+    seed never spreads into ``protected`` text, nor to an occurrence that ``evidence`` (given the seed and the
+    occurrence) does not take."""
+    key = entity_key(text[seed.start : seed.end]) if seed.source == "model" else ""
     whole = seed.source == REVIEWER or seed.source == "model" and (
         dictionary_noun(key) or common_words(key) and not _noun_word_after(text, end)
     )
@@ -245,7 +245,7 @@ def _role_before(text: str, start: int) -> bool:
     while word_start and _HANGUL.match(text[word_start - 1]):
         word_start -= 1
     before = text[word_start:start]
-    return before in _ROLE_WORDS or before.removesuffix("인") in _ROLE_WORDS
+    return before in ROLE_WORDS or before.removesuffix("인") in ROLE_WORDS
 
 
 def marked_shares(

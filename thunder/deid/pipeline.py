@@ -28,9 +28,8 @@ its spans are reported in its own characters and the output written in its own f
    suffix, never inside a longer word: ``신호가``, not ``신호등`` nor ``연체이자율``, but a text that is not common
    vocabulary glued to the noun after it or to a role word before it, ``홍길동피고인``, ``증인김영수``; at a word
    boundary where it starts or ends with a Latin letter or digit; an address under every spelling of its province)
-   is replaced too
-   (``origin``: the span it repeats), so a detected identifier never survives elsewhere in the document: the text of
-   a recognizer's, the officials' rule's or a reviewer's span always, a model span's only from
+   is replaced too (``origin``: the span it repeats), so a detected identifier never survives elsewhere in the
+   document: the text of a recognizer's, the officials' rule's or a reviewer's span always, a model span's only from
    ``propagate_threshold``, where the detection took at least ``propagate_share`` of the text's occurrences itself,
    and when it is not a common word of the genre (:mod:`thunder.language.genre`) or a general noun of Korean
    (:mod:`thunder.synthesis.vocabulary`) nor a short number; a text Mecab-ko reads as the dictionary's common
@@ -53,6 +52,7 @@ from __future__ import annotations
 import bisect
 import copy
 import itertools
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -546,10 +546,7 @@ def _default_taxonomy() -> Taxonomy:
 
 def _common_suffix(a: str, b: str) -> int:
     """The length of the longest common end of ``a`` and ``b``."""
-    n = 0
-    while n < min(len(a), len(b)) and a[-1 - n] == b[-1 - n]:
-        n += 1
-    return n
+    return len(os.path.commonprefix([a[::-1], b[::-1]]))
 
 
 def _fix(replacement: str, following: str) -> str:

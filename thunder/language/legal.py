@@ -40,6 +40,7 @@ __all__ = [
     "OFFICIAL_ROLES",
     "PARTY_ROLES",
     "PERSON_ROLES",
+    "ROLE_WORDS",
     "STATUTES_FILE",
     "TERMS_FILE",
     "LegalSpan",
@@ -74,6 +75,7 @@ PERSON_ROLES = (
     "관리사무소장", "종업원", "교장", "교감", "선배", "후배", "세입자", "집주인", "소유자", "운전자", "동승자", "고객",
     "택시기사",
 )  # fmt: skip
+ROLE_WORDS = frozenset(PARTY_ROLES + PERSON_ROLES)
 OFFICIAL_ROLES = ("judge", "prosecutor", "counsel")
 
 

@@ -35,7 +35,7 @@ from functools import lru_cache
 from thunder.deid.policy import PROTECTED_WORDS
 from thunder.identifiers.base import PatternRecognizer, ScoredSpan
 from thunder.language.genre import load_genre_words
-from thunder.language.legal import PARTY_ROLES, PERSON_ROLES, LegalText
+from thunder.language.legal import PARTY_ROLES, PERSON_ROLES, ROLE_WORDS, LegalText
 from thunder.language.morphemes import final_particles, word_analysis
 from thunder.language.particles import PARTICLE_RUN, agrees
 from thunder.language.regions import PLACE_NAMES
@@ -73,7 +73,7 @@ _MAX_PARTS = 4  # words of one name, or names in one list
 _SURNAMES = frozenset(SURNAMES)
 # the twenty most common Korean surnames (about four in five people; Statistics Korea's census)
 COMMON_SURNAMES = frozenset("김이박최정강조윤장임한오서신권황안송류유전홍")
-_ROLE_WORDS = frozenset(role for role in PARTY_ROLES + PERSON_ROLES if len(role) > 1)
+_ROLE_WORDS = frozenset(role for role in ROLE_WORDS if len(role) > 1)
 
 
 def split_particles(word: str, longest: int = 4) -> list[str]:
