@@ -21,12 +21,15 @@ to choose any word of a list), read whole, beside ``benchmarks/precedents`` (the
 
 ``--policy`` sets publication policy options as JSON (``'{"propagate_evidence": 0}'``); ``--cache DIR`` keeps the
 model's outputs of each set (``tools/prediction_cache.py``), so a run with another policy skips the model.
+``--development N`` measures N decisions of legal-ko's training share instead (drawn with a fixed seed, both sets
+made of them the same way): a set to find and try a rule on, so that the held-out share only measures it.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -111,6 +114,13 @@ def run(deid: Deidentifier, texts: list[str], cache: Path | None, name: str, mod
     return [deid.finish(text, prediction) for text, prediction in zip(texts, predictions)]
 
 
+def _sample(items: list, size: int | None) -> list:
+    """``size`` of ``items`` drawn with a fixed seed, in their order; all of them where ``size`` is ``None``."""
+    if size is None or size >= len(items):
+        return items
+    return [items[i] for i in sorted(random.Random(0).sample(range(len(items)), size))]
+
+
 def published_table(figures: dict[str, dict[str, dict[str, int]]]) -> list[str]:
     lines = ["| set | kind | documents | replaced | propagated (of replaced) | propagated inside a word |",
              "|---|---|---|---|---|---|"]  # fmt: skip
@@ -140,13 +150,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--policy", default="{}", help="publication policy options as JSON (default: its defaults)")
     parser.add_argument("--cache", type=Path, help="folder for the model's outputs of each set")
     parser.add_argument("--json", type=Path, help="write the figures to this file")
+    parser.add_argument("--development", type=int, metavar="N",
+                        help="N decisions of the training share instead of the held-out share, to develop rules on")  # fmt: skip
     args = parser.parse_args(argv)
+    part, share, tag = ("held_out", "held-out", "") if args.development is None else \
+        ("train", "training sample", f"-train{args.development}")  # fmt: skip
     try:
         policy = json.loads(args.policy)
         if not isinstance(policy, dict):
             raise ValueError(f"--policy must be a JSON object of policy options, got {args.policy!r}")
         deid = PipelineOptions(model=args.model).build(PublicationPolicy(**policy))
-        held_out = [r for s in plan([args.corpus]) for r in records(s, "held_out") if r.get("kind") != "statute"]
+        if args.development is not None and args.development < 1:
+            raise ValueError(f"--development must be a number of decisions of 1 or more, got {args.development}")
+        decisions = _sample([r for s in plan([args.corpus]) for r in records(s, part) if r.get("kind") != "statute"],
+                            args.development)  # fmt: skip
         tuned = [r for s in plan([args.precedents]) for r in records(s, "all")]
         recipe, source = RecipeOptions().recipe(args.model)
         if not recipe.mention_holdout:
@@ -158,16 +175,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.cache:
         args.cache.mkdir(parents=True, exist_ok=True)
     published = {}
-    for name, docs in (("precedents (tuned on)", tuned), ("legal-ko held-out", held_out)):
-        results = run(deid, [r["text"] for r in docs], args.cache, name.split()[0], args.model)
-        published[name] = published_figures(docs, results)
+    for name, docs, key in (("precedents (tuned on)", tuned, "precedents"),
+                            (f"legal-ko {share}", decisions, f"legal-ko{tag}")):  # fmt: skip
+        published[name] = published_figures(docs, run(deid, [r["text"] for r in docs], args.cache, key, args.model))
 
     filler = Filler(recipe, deid.taxonomy)
     synthesizer = filler.synthesizer("heldout")
-    marked = read_published([args.corpus], deid.taxonomy, chunk_chars=sys.maxsize, keep_marks=0, part="held_out")
+    marked = _sample(read_published([args.corpus], deid.taxonomy, chunk_chars=sys.maxsize, keep_marks=0, part=part),
+                     args.development)  # fmt: skip
     documents = [synthesizer(doc, epoch=0) for doc in marked]
-    results = dict(zip([d.text for d in documents], run(deid, [d.text for d in documents], args.cache, "filled",
-                                                         args.model)))  # fmt: skip
+    results = dict(zip([d.text for d in documents], run(deid, [d.text for d in documents], args.cache,
+                                                         f"filled{tag}", args.model)))  # fmt: skip
     filled = {}
     for kind in sorted({doc.case_type for doc in marked}) + ["all"]:
         chosen = [d for d, m in zip(documents, marked) if kind in ("all", m.case_type)]
@@ -175,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         filled[kind] = filled_figures(chosen, report)
     print("## Published decisions as published\n")
     print("\n".join(published_table(published)))
-    print(f"\n## Held-out decisions with filled marks ({len(documents)} decisions)\n")
+    print(f"\n## Decisions of the {share} with filled marks ({len(documents)} decisions)\n")
     print("\n".join(filled_table(filled)))
     print("\nLeaked names: " + ", ".join(filled["all"]["leaked_names"]))
     print("Leaked organisations: " + ", ".join(filled["all"]["leaked_organisations"]))

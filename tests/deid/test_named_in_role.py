@@ -168,9 +168,18 @@ def test_names_that_are_dictionary_words_are_left_to_the_model_as_the_readme_say
         ("피고인 홍길동과 공모하여", "피고인 A와 공모하여"),  # what was done with the person: a verb
         ("피해자 김철수와 다투다가", "피해자 A와 다투다가"),
         ("피고인 홍길동, 사기, 횡령", "피고인 A, 사기, 횡령"),  # words
+        ("증인 최별겨, 송하, 김주무(35세)의 진술", "증인 A, B, C(35세)의 진술"),  # a common noun between two names
+        ("증인 최별겨, 송하와 김주무(35세)는 송하의 집에서", "증인 A, B와 C(35세)는 B의 집에서"),
+        ("증인 최별겨, 송하의 진술", "증인 A, 송하의 진술"),  # after one name only: a word
+        ("증인 최별겨가 왔다. 최별겨, 송하, 김주무(35세)가 갔다.", "증인 A가 왔다. A, B, C(35세)가 갔다."),  # found before
+        ("피고인 조미김이 왔다. 조미김, 도시락김 등", "피고인 A가 왔다. A, 도시락김 등"),  # ... only ends a list there
+        ("피고인 홍길동, 사기, 김주무(35세)", "피고인 A, 사기, B(35세)"),  # legal text between names
+        ("피고인 홍길동, 서울, 김주무(35세)", "피고인 A, 서울, B(35세)"),  # a place
     ],
 )  # fmt: skip
 def test_names_joined_to_a_found_name_are_names(text: str, expected: str) -> None:
     """Issue 66: a name joined to a found one by 과/와, a comma or 및 is a person's name too (found again from those
-    found), unless it reads as a verb or a word."""
+    found), unless it reads as a verb or a word; listed between two names, a word that starts with a surname is one
+    unless it is legal text, a common word of the genre or a place, and there a name found elsewhere in the document
+    counts as one."""
     assert Deidentifier()(text).text == expected

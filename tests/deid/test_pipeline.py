@@ -339,7 +339,7 @@ def test_a_model_text_spreads_into_a_compound_only_as_a_name_does(deid: Deidenti
     a compound of it also before a noun of its own (부산은행통장);
     no text spreads glued to the word before it (대출이자율, 사원상호간), but after a role word (증인김영수); a name,
     as a table or an old decision writes it, also glued to the noun after it (이진경앞으로, 김영수피고인), never
-    into a cut morpheme (김영수진)."""
+    into a cut morpheme (김영수진); a number and its counter only as a word of its own (3개사, 350호상)."""
     text = ("이자율은 연 8%이고 대출이자율은 20%이다. 캄보디아에서 캄보디아어로 썼다. 이진경은 이진경앞으로 등기하였다."
             " 부산은행에서 부산은행통장을 만들었다.")
     spans = [first_span(text, "이자율", "번호"), first_span(text, "캄보디아", "해외주소"), first_span(text, "이진경"),
@@ -354,6 +354,10 @@ def test_a_model_text_spreads_into_a_compound_only_as_a_name_does(deid: Deidenti
         name = dataclasses.replace(first_span(glued, "김영수"), source=source)
         result = deid.apply(glued, [name], [0.9] * len(glued))
         assert result.text == "피고인 A는 A피고인과 김영수진, 증인A, 그김영수를 만났다.", source
+    counted = "SPC 3개는 3개사와 달리 3개를 두었고 350호는 350호상의 구조물이다."  # a number and its counter
+    spans = [first_span(counted, "3개", "기업명"), first_span(counted, "350호", "호실")]
+    result = deid.apply(counted, spans, [0.9] * len(counted))
+    assert result.text == "SPC A는 3개사와 달리 A를 두었고 B는 350호상의 구조물이다."
 
 
 def test_a_dictionary_noun_spreads_only_where_the_model_gives_it_some_probability(deid: Deidentifier) -> None:

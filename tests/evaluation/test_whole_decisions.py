@@ -63,6 +63,15 @@ def test_published_and_filled_figures_per_kind(tmp_path: Path, capsys: pytest.Ca
     assert "| legal-ko held-out | criminal | 1 |" in printed and "names leaked" in printed
     assert sorted(p.name for p in cache.iterdir()) == ["filled.json", "legal-ko.json", "precedents.json"]
     assert tool.main([*args, "--policy", '{"propagate_evidence": 0}']) == 0  # a policy variant from the cache
+    capsys.readouterr()
+    assert tool.main([*args, "--development", "5", "--json", str(out)]) == 0  # the training share instead
+    development = json.loads(out.read_text(encoding="utf-8"))
+    assert development["published"]["legal-ko training sample"]["all"]["documents"] == 1  # 2020가단0 alone
+    assert development["filled"]["all"]["names"]["mentions"] == 3  # its 甲, ○○○ and 소외 1
+    assert "Decisions of the training sample with filled marks (1 decisions)" in capsys.readouterr().out
+    assert {"filled-train5.json", "legal-ko-train5.json"} <= {p.name for p in cache.iterdir()}
+    assert tool.main([*args, "--development", "0"]) == 2
+    assert "--development must be a number of decisions of 1 or more" in capsys.readouterr().err
 
 
 def test_a_model_without_unseen_mentions_or_a_bad_policy_is_refused(

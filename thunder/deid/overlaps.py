@@ -38,7 +38,7 @@ from thunder.language.particles import (
     written_into_word,
 )
 from thunder.language.legal import ROLE_WORDS
-from thunder.language.morphemes import common_words, dictionary_noun, inside_word
+from thunder.language.morphemes import common_words, counted_number, dictionary_noun, inside_word
 from thunder.language.regions import address_spellings
 
 _WORD = re.compile(r"\w")
@@ -210,6 +210,7 @@ def held_back(
     ``김철수`` alone); a reviewer's text and the model's text that Mecab-ko reads as the common vocabulary of its
     dictionary (one noun, :func:`~thunder.language.morphemes.dictionary_noun`; or words of it,
     :func:`~thunder.language.morphemes.common_words`, but before a noun of two syllables or more: ``부산은행통장``)
+    or as a number and its counter (:func:`~thunder.language.morphemes.counted_number`: ``3개`` leaves ``3개사``)
     only to words of their own (:func:`~thunder.language.morphemes.inside_word`: ``신호`` leaves ``신호등``,
     ``신호대기`` alone, not ``신호가``; ``캄보디아`` leaves ``캄보디아어``); any other text (a name, an unknown word)
     spreads glued to the noun after it too (``홍길동피고인``: tables and old decisions write them so), and to the
@@ -218,7 +219,7 @@ def held_back(
     occurrence) does not take."""
     key = entity_key(text[seed.start : seed.end]) if seed.source == "model" else ""
     whole = seed.source == REVIEWER or seed.source == "model" and (
-        dictionary_noun(key) or common_words(key) and not _noun_word_after(text, end)
+        dictionary_noun(key) or counted_number(key) or common_words(key) and not _noun_word_after(text, end)
     )
     if inside_word(text, start, end, compounds=whole):
         return True

@@ -73,6 +73,7 @@ from thunder.deid.recognizers.registry import Recognizer, ScoredSpan, load_recog
 from thunder.documents.annotation import placeholder_sequence
 from thunder.language.legal import official_names
 from thunder.language.markup import Markup, closing_markup
+from thunder.language.morphemes import common_words, dictionary_noun, inside_word
 from thunder.language.particles import fix_particle, particle_choice
 from thunder.language.tokenizer import Windows
 from thunder.language.views import TextView, composed
@@ -270,15 +271,20 @@ class Deidentifier:
         return self._replace(view, spans, character_scores(prediction, len(read)) if prediction.scores else None)
 
     def coordinated_spans(self, text: str, spans: list[ScoredSpan]) -> list[ScoredSpan]:
-        """Persons' names joined to a found one (a Hangul span of the person label or category) by ``과``/``와``, a
-        comma or ``및`` (``김잘상과 김뎐던이``), none in protected text (a kept official, legal text), found by
+        """Persons' names joined to a found one (a Hangul span of the person label or category; at the ends of a list,
+        another occurrence of its text as a word of its own, unless that text reads as common words) by
+        ``과``/``와``, a comma or ``및`` (``김잘상과 김뎐던이``), none in protected text (a kept official, legal
+        text), found by
         :func:`~thunder.deid.recognizers.named_in_role.coordinated_names` where ``named_in_role`` is on."""
         person = next(iter(self.taxonomy.filled_by("korean_name")), None)
         if person is None or not any(isinstance(r, NamedInRoleRecognizer) for r in self.recognizers):
             return []
         names = [(s.start, s.end) for s in spans  # a model of categories labels a person by the person's category
                  if s.label in (person.name, person.category) and _HANGUL_NAME.fullmatch(text, s.start, s.end)]
-        found = coordinated_names(text, names)
+        # a list may name a person found elsewhere: the other occurrences of the texts that read as no common words
+        elsewhere = [(a, b) for a, b, key in find_keys(text, {text[a:b] for a, b in names})
+                     if not (dictionary_noun(key) or common_words(key) or inside_word(text, a, b))]  # fmt: skip
+        found = coordinated_names(text, names, elsewhere)
         protected = self.protection.coverage(text) if found and self.protection else bytearray(len(text))
         return [ScoredSpan(a, b, person.name, 0.8, NamedInRoleRecognizer.name, person.category, person.tier1)
                 for a, b in found if not any(protected[a:b])]  # fmt: skip

@@ -359,6 +359,13 @@ def dictionary_noun(word: str) -> bool:
     return len(morphemes) == 1 and morphemes[0][0] == word and morphemes[0][1] == "NNG"
 
 
+def counted_number(text: str) -> bool:
+    """Whether Mecab-ko reads ``text`` (spaces aside) as ending in a number and its counter (``3개``, ``350호``,
+    ``101동``): a count or a unit, which a following noun makes a word of its own (``3개사``, ``350호상의``)."""
+    morphemes = word_analysis("".join(text.split()))
+    return len(morphemes) >= 2 and morphemes[-1][1] == "NNBC" and morphemes[-2][0].isdigit()
+
+
 _NO_VOCABULARY = frozenset({"UNKNOWN", "SL", "SH", "SN", "SY", "SF", "SC", "SE", "SSO", "SSC"})
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from functools import lru_cache
+from typing import Iterable
 
 from thunder.deid.policy import PROTECTED_WORDS
 from thunder.identifiers.base import PatternRecognizer, ScoredSpan
@@ -244,17 +245,23 @@ def foreign_name(parts: list[tuple[str, str]]) -> int:
 _JOINED = r"(?:(?:과|와)[ \t]+|[ \t]*[,·][ \t]*|[ \t]+및[ \t]+)"  # 김철수와 이영희, 김철수, 이영희, 김철수 및 이영희
 _JOINED_AFTER = re.compile(rf"{_JOINED}(?P<word>[가-힣]{{2,8}})(?![가-힣])")
 _JOINED_BEFORE = re.compile(rf"(?<![가-힣])(?P<word>[가-힣]{{2,4}}){_JOINED}$")
+_BETWEEN = re.compile(rf"{_JOINED}(?P<word>[가-힣]{{2,4}}){_JOINED}")  # what stands between two names of a list
 _LOOK_BEFORE = 16  # characters searched before a name for one joined to it
 
 
-def coordinated_names(text: str, names: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def coordinated_names(
+    text: str, names: list[tuple[int, int]], elsewhere: Iterable[tuple[int, int]] = ()
+) -> list[tuple[int, int]]:
     """The names joined to known ones (``names``: ``[start, end)`` of persons' names found in ``text``) by ``과``/``와``,
     a comma, a middle dot or ``및``, before or after them (``김잘상과 김뎐던이``, ``최별겨, 김주무, 이던핸``), each a
-    name by :func:`name_in`; found again from those found, until none is new."""
-    known = set(names)
+    name by :func:`name_in`; found again from those found, until none is new. A word listed between two names
+    (``이잔, 송하, 김넌하``; ``임이아, 하낼망과 박숭``) is one whatever the dictionary reads in it
+    (:func:`_listed_between`); there, and only there, the occurrences ``elsewhere`` (of names found at other places)
+    count as names too."""
+    known, ends = set(names), set(elsewhere)
     frontier = sorted(known)
     while frontier:
-        found = []
+        found = [span for span in _listed_between(text, sorted(known | ends)) if span not in ends]
         for start, end in frontier:
             if after := _JOINED_AFTER.match(text, end):
                 name = None if _predicate(after.group("word")) else name_in(after.group("word"))
@@ -268,6 +275,25 @@ def coordinated_names(text: str, names: list[tuple[int, int]]) -> list[tuple[int
         frontier = sorted(set(found) - known)
         known.update(frontier)
     return sorted(known - set(names))
+
+
+def _listed_between(text: str, names: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The words listed between two consecutive ``names`` (sorted), joined to both by ``과``/``와``, a comma, a middle
+    dot or ``및``: a list of persons goes on with a person, so a word there of two to four syllables that starts with
+    a surname is a name even where Mecab-ko reads a common word or a verb in it (``송하``, ``하|낼|망``), unless it is
+    legal text, a protected or common word of the genre, a place or a role."""
+    legal, words = _not_names()
+    found = []
+    for (_, end), (start, _) in zip(names, names[1:]):
+        between = _BETWEEN.fullmatch(text, end, start)
+        if between is None:
+            continue
+        word = between.group("word")
+        surname = word[:2] in DOUBLE_SURNAMES or word[0] in _SURNAMES
+        role = any(word.startswith(role) or word.endswith(role) for role in _ROLE_WORDS)
+        if surname and not role and word not in words and not legal.find(word):
+            found.append(between.span("word"))
+    return found
 
 
 def _predicate(word: str) -> bool:
