@@ -335,7 +335,7 @@ def test_a_possible_miss_is_dashed_and_one_key_accepts_it(browser, trained) -> N
     page.wait_for_selector("#status:has-text('re-applied')")
     body = json.loads(sent.value.post_data)
     assert {"start": accepted["start"], "end": accepted["end"], "label": accepted["label"], "score": accepted["score"],
-            "source": "reviewer"} in body["spans"]  # fmt: skip
+            "source": "reviewer", "origin": None} in body["spans"]  # fmt: skip
     output = applied_as_sent(deidentifier, text, body).text
     assert page.inner_text("#output") == output and text[accepted["start"] : accepted["end"]] not in output
     after = spans_of(page)
@@ -404,10 +404,12 @@ def test_every_occurrence_undo_boundaries_keys_and_the_entity_table(page) -> Non
 # ----------------------------------------------------------------------------------------------- review by keyboard
 
 
-def mark_json(text: str, start: int, end: int, label: str, source: str = "model") -> dict:
-    """A span as ``/v1/deid`` writes it (a possible miss with ``source="possible_miss"``)."""
+def mark_json(text: str, start: int, end: int, label: str, source: str = "model",
+              origin: list[int] | None = None) -> dict:
+    """A span as ``/v1/deid`` writes it (a possible miss with ``source="possible_miss"``; ``origin``: the span a
+    propagated one repeats)."""
     return {"start": start, "end": end, "text": text[start:end], "label": label, "category": None, "tier1": None,
-            "placeholder": "", "score": 0.9 if source == "model" else 0.4, "source": source,
+            "placeholder": "", "score": 0.9 if source == "model" else 0.4, "source": source, "origin": origin,
             "reason": "near_threshold" if source == "possible_miss" else None}  # fmt: skip
 
 
@@ -1023,7 +1025,8 @@ def test_one_occurrence_rejected_stays_whatever_is_replaced_elsewhere(page, tmp_
     lists the three rejections."""
     text = "피고인은 별명이 신호인 공범을 신호등 앞에서 만났다. 신호는 신호대기 중이었고 신호위반으로 단속되었다. 신호의 차."
     found = [m.start() for m in re.finditer("신호", text)]
-    answer_with(page, spans=[mark_json(text, at, at + 2, "닉네임", "model" if i == 0 else "propagated")
+    seed = [found[0], found[0] + 2]
+    answer_with(page, spans=[mark_json(text, at, at + 2, "닉네임", *(("model",) if i == 0 else ("propagated", seed)))
                              for i, at in enumerate(found)])  # fmt: skip
     run_text(page, text)
     compounds = {text.index(word) for word in ("신호등", "신호대기", "신호위반")}
@@ -1036,6 +1039,8 @@ def test_one_occurrence_rejected_stays_whatever_is_replaced_elsewhere(page, tmp_
     page.wait_for_selector("#status:has-text('re-applied')")
     assert "replaced anyway" not in page.inner_text("#status")
     assert page.inner_text("#output") == "피고인은 별명이 A인 공범을 신호등 앞에서 만났다. A는 신호대기 중이었고 신호위반으로 단속되었다. A의 차."
+    spread = [s for s in spans_of(page) if s["source"] == "propagated" and s["state"] != "rejected"]  # re-applied:
+    assert len(spread) == 2 and all(s["origin"] == seed for s in spread)  # ... each still names its seed
     with page.expect_download() as download:
         page.click("#download-spans")
     review = json.loads(Path(download.value.path()).read_text(encoding="utf-8"))

@@ -279,6 +279,16 @@ def test_apply_endpoint_reapplies_reviewed_spans(service) -> None:
     assert status == 200
     assert data["text"] == "피고인 A는 피해자를 만났다. A가 먼저 때렸다."  # particles fixed, other mention propagated
     assert [s["source"] for s in data["spans"]] == ["reviewer", "propagated"]
+    assert data["spans"][1]["origin"] == [4, 7]
+    # what the page sends back: the propagated span with the span it repeats, as /v1/deid answered it
+    status, again = post(url, "/v1/apply", {"text": text, "spans": [
+        {"start": 4, "end": 7, "label": "내국인이름"},
+        {"start": 18, "end": 21, "label": "내국인이름", "source": "propagated", "origin": [4, 7]}]})  # fmt: skip
+    assert (status, again["text"]) == (200, data["text"])
+    assert [(s["source"], s["origin"]) for s in again["spans"]] == [("reviewer", None), ("propagated", [4, 7])]
+    status, data = post(url, "/v1/apply", {"text": text, "spans": [
+        {"start": 18, "end": 21, "label": "내국인이름", "source": "propagated", "origin": [4, 99]}]})  # fmt: skip
+    assert (status, data["error"]) == (400, "spans[0].origin [4, 99] is not a range inside the text (31 chars)")
     status, data = post(url, "/v1/apply", {"text": text, "spans": [{"start": 4, "end": 99, "label": "내국인이름"}]})
     assert status == 400 and data["error"] == "spans[0] [4, 99) is not a range inside the text (31 chars)"
     status, data = post(url, "/v1/apply", {"text": text, "spans": [{"start": 4, "end": 7, "label": "이름"}]})

@@ -97,6 +97,9 @@ class ReviewedSpan(_Body):
     label: str = Field(description="a taxonomy label or category, or an entity type of the model (GET /v1/labels)")
     score: float = 1.0
     source: str = "reviewer"
+    origin: tuple[int, int] | None = Field(
+        None, description="a propagated span: the [start, end) of the span whose text it repeats, as /v1/deid answers"
+    )
 
 
 class KeptLetter(_Body):
@@ -252,7 +255,12 @@ def reviewed_spans(body: ApplyRequest, known: dict[str, tuple[str | None, str | 
             raise RequestError(
                 400, f"spans[{i}] [{span.start}, {span.end}) is not a range inside the text ({len(body.text)} chars)"
             )
-        spans.append(ScoredSpan(span.start, span.end, span.label, span.score, span.source, *known[span.label]))
+        if span.origin is not None and not 0 <= span.origin[0] < span.origin[1] <= len(body.text):
+            raise RequestError(
+                400, f"spans[{i}].origin {list(span.origin)} is not a range inside the text ({len(body.text)} chars)"
+            )
+        spans.append(ScoredSpan(span.start, span.end, span.label, span.score, span.source, *known[span.label],
+                                origin=span.origin))  # fmt: skip
     for i, kept in enumerate(body.rejected):
         if not kept.start < kept.end <= len(body.text):
             raise RequestError(

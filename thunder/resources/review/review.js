@@ -67,7 +67,7 @@ function applyBody(d) {  // what re-applying sends: the replaced spans, one labe
   // the rejected occurrences (kept as written, whatever is replaced elsewhere)
   const labels = entityLabels(d);
   const spans = d.spans.filter(applied).map((s) => ({ start: s.start, end: s.end, label: labels.get(keyOf(d, s)).label,
-                                                     score: s.score, source: s.source }));
+                                                     score: s.score, source: s.source, origin: s.origin ?? null }));
   const letters = new Map();  // every entity keeps its letter (a rejected one too); a new one takes the next free
   for (const s of d.spans) {
     if (s.placeholder && s.state !== "suggested" && !letters.has(keyOf(d, s))) letters.set(keyOf(d, s), s.placeholder);
@@ -87,11 +87,12 @@ function newDoc(id, text, document = null, filename = null) {
 
 const sizeOf = (d) => d.chars.length || (d.document ? d.document.length * 3 / 4 : 0);  // a document: its bytes
 
-function spanOf({ start, end, label, category, tier1, placeholder, score, source, reason, found }, spanState,
+function spanOf({ start, end, label, category, tier1, placeholder, score, source, origin, reason, found }, spanState,
                 checked = false) {
-  // found: a span the clerk added where no possible miss pointed (a leak the risk's unmarked part expected)
-  return { start, end, label, category, tier1, placeholder, score, source, reason: reason ?? null, state: spanState,
-           checked, found: !!found };
+  // found: a span the clerk added where no possible miss pointed (a leak the risk's unmarked part expected); origin:
+  // a propagated span's [start, end) of the span whose text it repeats
+  return { start, end, label, category, tier1, placeholder, score, source, origin: origin ?? null,
+           reason: reason ?? null, state: spanState, checked, found: !!found };
 }
 
 function adopt(d, result) {
@@ -542,7 +543,7 @@ function settle(d, span, strict) {
   }
   d.spans = kept.sort((a, b) => a.start - b.start);
   if (merged.length) {  // a new entity: its letter comes with re-applying
-    Object.assign(span, { source: "reviewer", state: "added", checked: true, score: 1.0, placeholder: "" });
+    Object.assign(span, { source: "reviewer", state: "added", checked: true, score: 1.0, placeholder: "", origin: null });
   }
   d.cursor = d.spans.indexOf(span);
   return { merged: merged.length, absorbed };
@@ -651,7 +652,7 @@ function move(edge, step) {  // edge "start" or "end", step -1 / +1 code point; 
     rollback();
     return setStatus(result, true);
   }
-  Object.assign(span, { source: "reviewer", state: "added", checked: true, score: 1.0, placeholder: "" });
+  Object.assign(span, { source: "reviewer", state: "added", checked: true, score: 1.0, placeholder: "", origin: null });
   changed();
   renderLegend();
   focusDocument();
