@@ -28,6 +28,25 @@ def _checkpoints_under_root(trainer: Any) -> None:
                 init_args["dirpath"] = str(Path(root) / "checkpoints")
 
 
+def _absolute_inputs(node: Any) -> Any:
+    """``node`` (a config's namespace, list or value) with every input path jsonargparse resolved (relative paths of a
+    config file from its folder, of the command line from the current directory) written as its absolute path: the
+    run's saved ``config.yaml`` then reads the same files wherever it is used again."""
+    from jsonargparse import Namespace
+    from jsonargparse import Path as ResolvedPath
+
+    from thunder.data.recipe import path_text
+
+    if isinstance(node, ResolvedPath):
+        return path_text(node)
+    if isinstance(node, Namespace):
+        for key in list(vars(node)):
+            setattr(node, key, _absolute_inputs(getattr(node, key)))
+    elif isinstance(node, list):
+        node[:] = [_absolute_inputs(item) for item in node]
+    return node
+
+
 class ThunderCLI(LightningCLI):
     """LightningCLI with subclass mode for both model and data."""
 
@@ -76,6 +95,8 @@ class ThunderCLI(LightningCLI):
         if warning := slow_precision_warning(trainer.get("precision"), trainer.get("accelerator")):
             sys.stderr.write(f"thunder{' ' + self.subcommand if self.subcommand else ''}: warning: {warning}\n")
         _checkpoints_under_root(trainer)
+        for part in ("model", "data"):
+            _absolute_inputs(config.get(part))
 
     def instantiate_trainer(self, **kwargs) -> Trainer:
         """Lightning's Trainer; where standard output is not a terminal (a job's log file), progress is printed as

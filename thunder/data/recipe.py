@@ -43,7 +43,8 @@ _PATHS = ("data_dir", "taxonomy")
 InputPath = Union[path_type(""), str]
 """The type of a data module's input (corpus, mention lists, taxonomy, reviewed judgments, base model, ...): written
 in a config file, a relative path is read from the config's folder; on the command line, from the current directory
-(jsonargparse resolves it when ``thunder fit`` parses; from Python, a string is relative to the current directory)."""
+(jsonargparse resolves it when ``thunder fit`` parses, and the run's saved ``config.yaml`` writes it absolute; from
+Python, a string is relative to the current directory)."""
 
 
 def path_text(path: str | os.PathLike) -> str:
