@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from thunder.deid.recognizers.registry import load_recognizers, recognize
 from thunder.identifiers import CATALOGUE
 from thunder.identifiers.context import MentionContext
-from thunder.identifiers.normalize import AT_WORDS, DASHES, INVISIBLE, normal_view
+from thunder.identifiers.normalize import AT_WORDS, DASHES, DIGIT_DASHES, INVISIBLE, normal_view
 
 ALL = load_recognizers()
 RECOGNIZED = sorted(name for name, identifier in CATALOGUE.items() if identifier.recognizer)
@@ -24,8 +24,11 @@ FULL_WIDTH = {chr(code): chr(code + 0xFEE0) for code in range(0x21, 0x7F)} | {" 
 
 
 @settings(deadline=None)
-@given(st.text(st.sampled_from("0123456789-@. 가나A" + DASHES + INVISIBLE + SPACES + "".join(FULL_WIDTH.values()))))
+@given(st.text(st.sampled_from("0123456789-@. 가나A" + DASHES + INVISIBLE + SPACES
+                               + "".join(c for c in FULL_WIDTH.values() if c not in DIGIT_DASHES))))
 def test_every_view_character_comes_from_the_original_characters_it_maps_to(text: str) -> None:
+    """Character by character, but for what reads by its context (``～`` between digits is a dash, ``0～0`` ->
+    ``0-0``; alone it is ``~``: :func:`test_a_dash_typed_between_digits_is_a_dash`)."""
     view = normal_view(text)
     assert "".join(normal_view(c).text for c in text) == view.text  # the view is character by character
     for position, char in enumerate(view.text):
@@ -34,6 +37,13 @@ def test_every_view_character_comes_from_the_original_characters_it_maps_to(text
     if view.text:
         start, end = view.original_span(0, len(view.text))
         assert normal_view(text[start:end]).text == view.text  # whole spans cover the invisible characters inside
+
+
+def test_a_dash_typed_between_digits_is_a_dash() -> None:
+    for dash in DIGIT_DASHES:  # ㅡ, ー, ~, 〜, ～ ...: a dash between digits only
+        view = normal_view(f"0{dash}0")
+        assert view.text == "0-0" and view.original_span(1, 2) == (1, 2), dash
+        assert "-" not in normal_view(f"가{dash}가").text, dash
 
 
 def test_the_view_keeps_hangul_and_enclosed_forms() -> None:
