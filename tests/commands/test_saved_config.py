@@ -1,5 +1,6 @@
 """A run's saved ``config.yaml`` names its inputs by their absolute paths: used again from another folder, it reads
-the files the run read (a relative path of a config file is read from that file's folder)."""
+the files the run read (a relative path of a config file is read from that file's folder), and with another
+``default_root_dir`` it writes its checkpoints there, not over the first run's."""
 
 from __future__ import annotations
 
@@ -41,4 +42,4 @@ def test_a_runs_saved_config_reads_its_inputs_from_anywhere(tmp_path: Path) -> N
 
     again = fit(saved, tmp_path, tmp_path / "runs" / "again")  # the saved config, used from another folder
     assert again.returncode == 0, again.stderr[-2000:]
-    assert (tmp_path / "runs" / "again" / "lightning_logs" / "version_0" / "config.yaml").is_file()
+    assert (tmp_path / "runs" / "again" / "checkpoints" / "last.ckpt").is_file()  # never over the first run's

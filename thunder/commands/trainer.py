@@ -6,26 +6,25 @@ these commands.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import warnings
 from pathlib import Path
 from typing import Any
 
 from lightning.pytorch import Trainer
+from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.cli import LightningCLI
 
 
-def _checkpoints_under_root(trainer: Any) -> None:
+def _checkpoints_under_root(trainer: Trainer) -> None:
     """A ``ModelCheckpoint`` of the config without a ``dirpath`` writes to ``<default_root_dir>/checkpoints``, so
     ``--trainer.default_root_dir`` moves a run's checkpoints with its logs (Lightning's default would bury them in
-    the logger's version folder)."""
-    root = trainer.get("default_root_dir")
-    callbacks = trainer.get("callbacks") or []
-    for callback in callbacks if isinstance(callbacks, list) else [callbacks]:
-        if str(getattr(callback, "class_path", "")).endswith("ModelCheckpoint") and root is not None:
-            init_args = callback.init_args
-            if init_args.get("dirpath") is None:
-                init_args["dirpath"] = str(Path(root) / "checkpoints")
+    the logger's version folder). Set on the callbacks, not in the config: the run's saved ``config.yaml`` used again
+    with another ``default_root_dir`` writes there, never over this run's checkpoints."""
+    for callback in trainer.checkpoint_callbacks:
+        if isinstance(callback, ModelCheckpoint) and callback.dirpath is None:
+            callback.dirpath = os.path.join(trainer.default_root_dir, "checkpoints")
 
 
 def _absolute_inputs(node: Any) -> Any:
@@ -94,7 +93,6 @@ class ThunderCLI(LightningCLI):
         trainer = config.get("trainer") or {}
         if warning := slow_precision_warning(trainer.get("precision"), trainer.get("accelerator")):
             sys.stderr.write(f"thunder{' ' + self.subcommand if self.subcommand else ''}: warning: {warning}\n")
-        _checkpoints_under_root(trainer)
         for part in ("model", "data"):
             _absolute_inputs(config.get(part))
 
@@ -108,7 +106,9 @@ class ThunderCLI(LightningCLI):
         callbacks = callbacks if isinstance(callbacks, list) else [callbacks]
         if needs_line_progress(trainer_config, callbacks):
             kwargs["callbacks"] = [*callbacks, LineProgressBar()]
-        return super().instantiate_trainer(**kwargs)
+        trainer = super().instantiate_trainer(**kwargs)
+        _checkpoints_under_root(trainer)
+        return trainer
 
     def instantiate_classes(self) -> None:
         """Build data, model and trainer; a bad input (a missing path, an unknown backbone, a value out of range)
