@@ -1202,6 +1202,10 @@ def _model_spans(text: str, *pieces: str) -> list:
         # a recognizer's span across a <br> inside a number: both pieces replaced, the <br> kept
         ("<td>010-1234-<br>5678</td>", [], "<td>A<br>B</td>"),
         ("<p>홍길동</p><p>김철수</p>", ["홍길동</p><p>김철수"], "<p>A</p><p>B</p>"),
+        # a character reference is markup too: "<td>A010-…" or "A;" would break the page
+        ("<td>김철수&nbsp;010-1234-5678</td>", ["김철수&nbsp;"], "<td>A&nbsp;B</td>"),
+        ("<td>홍길동&amp;김철수</td>", ["홍길동&amp;김철수"], "<td>A&amp;B</td>"),
+        ("홍길동&#160;김철수", ["홍길동&#160"], "A&#160;김철수"),
     ],
 )
 def test_no_replacement_eats_markup(text: str, model_spans: list[str], expected: str, monkeypatch) -> None:

@@ -1,7 +1,7 @@
-"""Markup inside a judgment's text: HTML or XML tags and markdown table cell separators.
+"""Markup inside a judgment's text: HTML or XML tags, character references and markdown table cell separators.
 
 A judgment pasted from a web page or a table keeps its markup (``<td>김철수</td><td>010-1234-5678</td>``,
-``| 홍길동 | 010-1234-5678 |``). A span found across it (a model's span over ``김철수</td><td>``, two cells of a
+``김철수&nbsp;010-1234-5678``, ``| 홍길동 | 010-1234-5678 |``). A span found across it (a model's span over ``김철수</td><td>``, two cells of a
 markdown row) would eat the markup and join two identifiers into one; :meth:`Markup.outside_markup` cuts a span
 into its pieces between the markup (a span inside one tag, such as an attribute's value, stays whole), and
 :func:`closing_markup` says how far the closing tags after a word reach (``김철수</b>는``: the particle after them).
@@ -13,8 +13,9 @@ import bisect
 import re
 
 # a tag (<b>, </td>, <br/>, <a href="...">, <?xml ...?>, <!DOCTYPE ...>) or a comment (at most 4 KiB: linear time);
-# a markdown table's cell separator
-MARKUP = re.compile(r"<!--.{0,4096}?-->|<[/!?]?[A-Za-z][A-Za-z0-9:._-]*(?:\s[^<>]*)?/?>|\|", re.DOTALL)
+# a character reference (&nbsp;, &amp;, &#160;, &#xA0;); a markdown table's cell separator
+MARKUP = re.compile(r"<!--.{0,4096}?-->|<[/!?]?[A-Za-z][A-Za-z0-9:._-]*(?:\s[^<>]*)?/?>"
+                    r"|&(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});|\|", re.DOTALL)
 _CLOSING_TAGS = re.compile(r"(?:</[A-Za-z][A-Za-z0-9:._-]*\s*>)+")
 
 
