@@ -73,7 +73,7 @@ from thunder.deid.recognizers.registry import Recognizer, ScoredSpan, load_recog
 from thunder.documents.annotation import placeholder_sequence
 from thunder.language.legal import official_names
 from thunder.language.markup import Markup, closing_markup
-from thunder.language.morphemes import common_words, dictionary_noun, inside_word
+from thunder.language.morphemes import common_vocabulary, inside_word
 from thunder.language.particles import fix_particle, particle_choice
 from thunder.language.tokenizer import Windows
 from thunder.language.views import TextView, composed
@@ -283,7 +283,7 @@ class Deidentifier:
                  if s.label in (person.name, person.category) and _HANGUL_NAME.fullmatch(text, s.start, s.end)]
         # a list may name a person found elsewhere: the other occurrences of the texts that read as no common words
         elsewhere = [(a, b) for a, b, key in find_keys(text, {text[a:b] for a, b in names})
-                     if not (dictionary_noun(key) or common_words(key) or inside_word(text, a, b))]  # fmt: skip
+                     if not (common_vocabulary(key) or inside_word(text, a, b))]  # fmt: skip
         found = coordinated_names(text, names, elsewhere)
         protected = self.protection.coverage(text) if found and self.protection else bytearray(len(text))
         return [ScoredSpan(a, b, person.name, 0.8, NamedInRoleRecognizer.name, person.category, person.tier1)

@@ -27,7 +27,7 @@ from typing import ClassVar, Literal, Sequence
 from thunder.identifiers.base import ScoredSpan
 from thunder.language.genre import load_genre_words
 from thunder.language.legal import OFFICIAL_ROLES
-from thunder.language.morphemes import common_words, dictionary_noun
+from thunder.language.morphemes import common_vocabulary
 from thunder.synthesis.vocabulary import load_general_nouns
 
 __all__ = ["PROPAGATE_EVIDENCE", "PROPAGATE_SHARE", "PROPAGATE_THRESHOLD", "PROTECTED_WORDS", "SPREADING_NUMBER", "PublicationPolicy"]
@@ -149,12 +149,12 @@ class PublicationPolicy:
     def spreads_to(self, key: str, score: float | None) -> bool:
         """Whether a model span's text ``key`` spreads to an occurrence where the model gives at most ``score``
         (``None``: no model output is known there, as for spans sent back by a reviewer): everywhere, unless ``key``
-        is the dictionary's common vocabulary (one noun, :func:`~thunder.language.morphemes.dictionary_noun`, or
-        words of it, :func:`~thunder.language.morphemes.common_words`: ``계열은행``, ``캄보디아``, ``더군다나``) and
+        is the dictionary's common vocabulary (:func:`~thunder.language.morphemes.common_vocabulary`: ``조합원``,
+        ``계열은행``, ``캄보디아``, ``더군다나``) and
         ``score`` is under :attr:`propagate_evidence`."""
         if score is None or not self.propagate_evidence:
             return True
-        return score >= self.propagate_evidence or not (dictionary_noun(key) or common_words(key))
+        return score >= self.propagate_evidence or not common_vocabulary(key)
 
 
 def _words(spec: bool | Sequence[str] | None, name: str, builtin: Sequence[str] = ()) -> tuple[str, ...] | None:

@@ -359,6 +359,12 @@ def dictionary_noun(word: str) -> bool:
     return len(morphemes) == 1 and morphemes[0][0] == word and morphemes[0][1] == "NNG"
 
 
+def common_vocabulary(text: str) -> bool:
+    """Whether Mecab-ko reads ``text`` as the common vocabulary of its dictionary: one common noun
+    (:func:`dictionary_noun`: ``조합원``) or words of it (:func:`common_words`: ``계열은행``, ``캄보디아``)."""
+    return dictionary_noun(text) or common_words(text)
+
+
 def counted_number(text: str) -> bool:
     """Whether Mecab-ko reads ``text`` (spaces aside) as ending in a number and its counter (``3개``, ``350호``,
     ``101동``): a count or a unit, which a following noun makes a word of its own (``3개사``, ``350호상의``)."""

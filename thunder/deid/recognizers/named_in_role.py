@@ -162,14 +162,24 @@ def name_in(word: str, shared: frozenset[str] = frozenset(), particles: bool = T
                                              preference[len(r)]))  # fmt: skip
     legal, words = _not_names()
     for name in ranked:
-        if not (name[:2] in DOUBLE_SURNAMES or name[0] in _SURNAMES):
+        if not _surname_first(name):
             continue
         if name in words or word in words or _common_compound(name) or any(s.start == 0 for s in legal.find(name)):
             return None
-        if any(name.startswith(role) or name.endswith(role) for role in _ROLE_WORDS):
+        if _role_at_an_end(name):
             return None  # 남편인, 사촌언니: a role, not a name after it
         return name
     return None
+
+
+def _surname_first(word: str) -> bool:
+    """Whether ``word`` starts with a Korean surname (``남궁``, ``김``)."""
+    return word[:2] in DOUBLE_SURNAMES or word[0] in _SURNAMES
+
+
+def _role_at_an_end(word: str) -> bool:
+    """Whether ``word`` starts or ends with a role word (``남편인``, ``사촌언니``)."""
+    return any(word.startswith(role) or word.endswith(role) for role in _ROLE_WORDS)
 
 
 def party_name(name: str) -> bool:
@@ -199,7 +209,7 @@ def _listed_parties(text: str, start: int) -> list[tuple[int, int]]:
         item = _LIST_ITEM.match(line)
         if item and int(item.group("number")) == expected:
             word = item.group("word")
-            if word and (word[:2] in DOUBLE_SURNAMES or word[0] in _SURNAMES) and party_name(word):
+            if word and _surname_first(word) and party_name(word):
                 names.append((position + item.start("word"), position + item.end("word")))
             elif expected == 1:
                 break  # a list of parties starts with a name (원고 1. 소유권이전등기절차를 ...: no list)
@@ -289,9 +299,7 @@ def _listed_between(text: str, names: list[tuple[int, int]]) -> list[tuple[int, 
         if between is None:
             continue
         word = between.group("word")
-        surname = word[:2] in DOUBLE_SURNAMES or word[0] in _SURNAMES
-        role = any(word.startswith(role) or word.endswith(role) for role in _ROLE_WORDS)
-        if surname and not role and word not in words and not legal.find(word):
+        if _surname_first(word) and not _role_at_an_end(word) and word not in words and not legal.find(word):
             found.append(between.span("word"))
     return found
 
