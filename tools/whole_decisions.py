@@ -5,9 +5,11 @@ Both sets are legal-ko's held-out share (:func:`thunder.documents.corpus.held_ou
 to choose any word of a list), read whole, beside ``benchmarks/precedents`` (the set the pipeline was tuned on):
 
 1. **published**: every held-out decision as the court published it (307: criminal 36, family 42, civil 46, tax 58,
-   administrative 62, patent 63). Nearly every replaced character is over-redaction. Per kind: the share of
-   non-whitespace characters replaced, the share of that which is propagated (another occurrence of a detected text),
-   and the propagated spans that sit inside a longer word (``신호`` in ``신호등``: none should).
+   administrative 62, patent 63). Nearly every replaced character is over-redaction, but for the persons' names
+   older decisions published in clear. Per kind: the share of non-whitespace characters replaced, the share of the
+   text replaced on what Mecab-ko reads as a person's name (``임광순``), the share of what is replaced that is
+   propagated (another occurrence of a detected text), and the propagated spans that sit inside a longer word
+   (``신호`` in ``신호등``: none should).
 2. **filled**: the held-out decisions from 1995 on whose text names no company in clear (as
    :func:`thunder.documents.published.read_published` reads them), every court mark that stood for an identifier
    (``피고인 1``, ``소외 2``, ``甲``, ``○○○``, ``○○병원``) filled once with a mention training never saw (the recipe's
@@ -61,9 +63,16 @@ def verb_like(name: str) -> bool:
     return bool(morphemes) and morphemes[-1][1].startswith(VERB_LIKE)
 
 
+def person_name(text: str) -> bool:
+    """Whether Mecab-ko reads ``text`` (spaces aside) as one person's name of its dictionary (``임광순``): what older
+    decisions published in clear, and a court removes today."""
+    morphemes = word_analysis("".join(text.split()))
+    return len(morphemes) == 1 and morphemes[0][1] == "NNP" and morphemes[0][2] == "인명"
+
+
 def published_figures(docs: list[dict], results: list[DeidResult]) -> dict[str, dict[str, int]]:
-    """Per kind (and ``all``): documents, non-whitespace characters, replaced, propagated, and propagated spans
-    inside a longer word."""
+    """Per kind (and ``all``): documents, non-whitespace characters, replaced, of it persons' names
+    (:func:`person_name`) and propagated, and propagated spans inside a longer word."""
     figures: dict[str, Counter[str]] = defaultdict(Counter)
     for record, result in zip(docs, results):
         text = record["text"]
@@ -74,6 +83,7 @@ def published_figures(docs: list[dict], results: list[DeidResult]) -> dict[str, 
             for span in result.spans:
                 replaced = sum(not c.isspace() for c in text[span.start : span.end])
                 row["replaced"] += replaced
+                row["names"] += replaced if person_name(text[span.start : span.end]) else 0
                 if span.source == "propagated":
                     row["propagated"] += replaced
                     row["inside_words"] += inside_word(text, span.start, span.end)
@@ -122,11 +132,12 @@ def _sample(items: list, size: int | None) -> list:
 
 
 def published_table(figures: dict[str, dict[str, dict[str, int]]]) -> list[str]:
-    lines = ["| set | kind | documents | replaced | propagated (of replaced) | propagated inside a word |",
-             "|---|---|---|---|---|---|"]  # fmt: skip
+    lines = ["| set | kind | documents | replaced | persons' names (of the text) | propagated (of replaced) "
+             "| propagated inside a word |", "|---|---|---|---|---|---|---|"]  # fmt: skip
     for name, kinds in figures.items():
         for kind, row in kinds.items():
             lines.append(f"| {name} | {kind} | {row['documents']} | {_pct(row.get('replaced', 0), row['characters'])} | "
+                         f"{_pct(row.get('names', 0), row['characters'])} | "
                          f"{_pct(row.get('propagated', 0), row.get('replaced', 0))} | {row.get('inside_words', 0)} |")
     return lines
 

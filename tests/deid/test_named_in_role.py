@@ -9,7 +9,7 @@ import pytest
 
 from thunder.data import Recipe
 from thunder.deid.pipeline import Deidentifier
-from thunder.deid.recognizers.named_in_role import NamedInRoleRecognizer, split_particles
+from thunder.deid.recognizers.named_in_role import NamedInRoleRecognizer, coordinated_names, split_particles
 from thunder.deid.recognizers.registry import load_recognizers
 from thunder.evaluation.gold import load_documents
 from thunder.taxonomy import Taxonomy
@@ -183,3 +183,15 @@ def test_names_joined_to_a_found_name_are_names(text: str, expected: str) -> Non
     unless it is legal text, a common word of the genre or a place, and there a name found elsewhere in the document
     counts as one."""
     assert Deidentifier()(text).text == expected
+
+
+def test_a_word_of_a_sentence_before_a_listed_name_is_no_name() -> None:
+    """A word before a comma and a found name is a name only as it stands: a dictionary word with a particle or an
+    ending after it (사안|에서, 부부|인데) closes a clause, however it starts, as a count does (400주이고); a name is still one."""
+    for text in ("이혼을 구한 사안에서, 김보잴이 왔다.", "법률상 부부인데, 안여챈이 왔다.", "준거법은 민법인데, 김처텽이 왔다.",
+                 "주식이 400주이고, 김처텽이 왔다."):  # nor a count
+        name = text.rindex(", ") + 2
+        assert coordinated_names(text, [(name, name + 3)]) == [], text
+    for listed in ("최별겨", "김하은", "이수가"):
+        text = f"증인 {listed}, 김보잴이 왔다."
+        assert coordinated_names(text, [(text.index("김보잴"), text.index("김보잴") + 3)]) == [(3, 6)], text

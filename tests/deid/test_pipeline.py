@@ -336,18 +336,19 @@ def test_a_detected_text_never_spreads_inside_a_longer_word(deid: Deidentifier) 
 
 def test_a_model_text_spreads_into_a_compound_only_as_a_name_does(deid: Deidentifier) -> None:
     """Issue 66: the model's common vocabulary (a known place) spreads only to words of its own (캄보디아어 stays),
-    a compound of it also before a noun of its own (부산은행통장);
+    a compound of it with a proper noun also before a noun of its own (부산은행통장), one of common nouns not
+    (신원보증계약);
     no text spreads glued to the word before it (대출이자율, 사원상호간), but after a role word (증인김영수); a name,
     as a table or an old decision writes it, also glued to the noun after it (이진경앞으로, 김영수피고인), never
     into a cut morpheme (김영수진); a number and its counter only as a word of its own (3개사, 350호상)."""
     text = ("이자율은 연 8%이고 대출이자율은 20%이다. 캄보디아에서 캄보디아어로 썼다. 이진경은 이진경앞으로 등기하였다."
-            " 부산은행에서 부산은행통장을 만들었다.")
+            " 부산은행에서 부산은행통장을 만들었다. 신원보증은 신원보증계약과 다르다.")
     spans = [first_span(text, "이자율", "번호"), first_span(text, "캄보디아", "해외주소"), first_span(text, "이진경"),
-             first_span(text, "부산은행", "은행")]
+             first_span(text, "부산은행", "은행"), first_span(text, "신원보증", "기업명")]
     scores = [0.9] * len(text)
     result = deid.apply(text, spans, scores)
     assert result.text == ("A는 연 8%이고 대출이자율은 20%이다. B에서 캄보디아어로 썼다. C는 C앞으로 등기하였다."
-                           " D에서 D통장을 만들었다.")
+                           " D에서 D통장을 만들었다. E는 신원보증계약과 다르다.")
     check_invariants(text, result, spans, scores=scores)
     glued = "피고인 김영수는 김영수피고인과 김영수진, 증인김영수, 그김영수를 만났다."
     for source in ("model", "named_in_role"):

@@ -53,6 +53,7 @@ def test_published_and_filled_figures_per_kind(tmp_path: Path, capsys: pytest.Ca
     assert held["all"]["documents"] == 2 and set(held) == {"all", "civil", "criminal"}
     assert figures["published"]["precedents (tuned on)"]["all"]["documents"] == 3
     assert held["criminal"]["replaced"] >= len("010-1234-5678")  # the phone number's recognizer at least
+    assert held["criminal"].get("names", 0) == 0  # the judge's name stays, as courts publish it
     filled = figures["filled"]["all"]
     # 피고인 1, 공소외 2 (one entity each, two marks), ○○○, 甲, 소외 1 are names; ○○병원 an institution
     assert filled["names"]["mentions"] == 7 and filled["organisations"]["mentions"] == 1
@@ -62,8 +63,11 @@ def test_published_and_filled_figures_per_kind(tmp_path: Path, capsys: pytest.Ca
     printed = capsys.readouterr().out
     assert "| legal-ko held-out | criminal | 1 |" in printed and "names leaked" in printed
     assert sorted(p.name for p in cache.iterdir()) == ["filled.json", "legal-ko.json", "precedents.json"]
-    assert tool.main([*args, "--policy", '{"propagate_evidence": 0}']) == 0  # a policy variant from the cache
-    capsys.readouterr()
+    policy = '{"propagate_evidence": 0, "keep_officials": []}'  # a policy variant, read from the cache
+    assert tool.main([*args, "--policy", policy, "--json", str(out)]) == 0
+    named = json.loads(out.read_text(encoding="utf-8"))["published"]["legal-ko held-out"]["criminal"]
+    assert named["names"] == len("김철수")  # the judge's name, a person's name by Mecab-ko, now replaced
+    assert "| legal-ko held-out | criminal | 1 |" in capsys.readouterr().out
     assert tool.main([*args, "--development", "5", "--json", str(out)]) == 0  # the training share instead
     development = json.loads(out.read_text(encoding="utf-8"))
     assert development["published"]["legal-ko training sample"]["all"]["documents"] == 1  # 2020가단0 alone

@@ -38,7 +38,7 @@ from thunder.language.particles import (
     written_into_word,
 )
 from thunder.language.legal import ROLE_WORDS
-from thunder.language.morphemes import common_words, counted_number, dictionary_noun, inside_word
+from thunder.language.morphemes import common_words, counted_number, dictionary_noun, holds_proper_noun, inside_word
 from thunder.language.regions import address_spellings
 
 _WORD = re.compile(r"\w")
@@ -209,7 +209,8 @@ def held_back(
     """Whether ``seed``'s text stays at ``text[start:end]``: no seed spreads into a cut morpheme (``김철`` leaves
     ``김철수`` alone); a reviewer's text and the model's text that Mecab-ko reads as the common vocabulary of its
     dictionary (one noun, :func:`~thunder.language.morphemes.dictionary_noun`; or words of it,
-    :func:`~thunder.language.morphemes.common_words`, but before a noun of two syllables or more: ``부산은행통장``)
+    :func:`~thunder.language.morphemes.common_words`, but where it holds a proper noun, before a noun of two
+    syllables or more: ``부산은행통장``, not ``신원보증계약``)
     or as a number and its counter (:func:`~thunder.language.morphemes.counted_number`: ``3개`` leaves ``3개사``)
     only to words of their own (:func:`~thunder.language.morphemes.inside_word`: ``신호`` leaves ``신호등``,
     ``신호대기`` alone, not ``신호가``; ``캄보디아`` leaves ``캄보디아어``); any other text (a name, an unknown word)
@@ -219,7 +220,8 @@ def held_back(
     occurrence) does not take."""
     key = entity_key(text[seed.start : seed.end]) if seed.source == "model" else ""
     whole = seed.source == REVIEWER or seed.source == "model" and (
-        dictionary_noun(key) or counted_number(key) or common_words(key) and not _noun_word_after(text, end)
+        dictionary_noun(key) or counted_number(key)
+        or common_words(key) and not (holds_proper_noun(key) and _noun_word_after(text, end))
     )
     if inside_word(text, start, end, compounds=whole):
         return True

@@ -365,6 +365,12 @@ def common_vocabulary(text: str) -> bool:
     return dictionary_noun(text) or common_words(text)
 
 
+def holds_proper_noun(text: str) -> bool:
+    """Whether Mecab-ko reads a proper noun in ``text`` (spaces aside): ``부산은행``, ``서울|지점``, not
+    ``신원|보증``."""
+    return any(tag.startswith("NNP") for _, tag, _ in word_analysis("".join(text.split())))
+
+
 def counted_number(text: str) -> bool:
     """Whether Mecab-ko reads ``text`` (spaces aside) as ending in a number and its counter (``3개``, ``350호``,
     ``101동``): a count or a unit, which a following noun makes a word of its own (``3개사``, ``350호상의``)."""

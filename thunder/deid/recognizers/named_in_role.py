@@ -109,6 +109,18 @@ def is_word(analysis: tuple[tuple[str, str, str], ...]) -> bool:
     return len(content) == 1 and content[0] is analysis[0] and content[0][1] in ("NNG", "NNB", "NP", "VV", "VA", "MAG")
 
 
+def _word_and_grammar(analysis: tuple[tuple[str, str, str], ...]) -> bool:
+    """Whether Mecab-ko reads a text as a dictionary word of two syllables or more and then particles, the copula or
+    endings of two syllables or more (``사안|에서``, ``부부|인데``): a word of a sentence, not a name, which read as
+    pieces starts with a surname of one syllable (``박|은지``)."""
+    grammar = 0
+    for surface, tag, _ in reversed(analysis):
+        if not tag.startswith(("J", "E", "VCP")):
+            break
+        grammar += len(surface)
+    return grammar >= 2 and is_word(analysis) and len(analysis[0][0]) >= 2
+
+
 def _name_shaped_noun(reading: str, analysis: tuple[tuple[str, str, str], ...]) -> bool:
     """Whether ``reading`` is a dictionary noun shaped like a name and rare as a word: three syllables, one of the
     :data:`COMMON_SURNAMES` first, one common noun by Mecab-ko that is none of the general nouns of Korean
@@ -141,12 +153,12 @@ def name_in(word: str, shared: frozenset[str] = frozenset(), particles: bool = T
     document share: ``오숿은``, ``오숿의`` -> ``오숿``), then one Mecab-ko knows as a person's name, then three
     syllables, two, four (most Korean names have three); a word that is another dictionary word as it stands or
     less its last particles is none. Where no particle can follow (``particles=False``: right before ``(`` and a
-    resident number, sex or age) the whole word is the only reading, and only one dictionary word is none
-    (``연예은 (920205-…``). The name must start with a surname and be neither legal text, nor a protected or common
+    resident number, sex or age, or a comma of a list) the whole word is the only reading, and only one dictionary
+    word is none (``연예은 (920205-…``), or one with particles or an ending after it (``사안에서, 김보잴이``). The name must start with a surname and be neither legal text, nor a protected or common
     word or a place, nor two common nouns, nor start or end with a role."""
     if not particles:
         analysis = word_analysis(word)
-        if len(analysis) == 1 and is_word(analysis):
+        if len(analysis) == 1 and is_word(analysis) or _word_and_grammar(analysis):
             return None
         readings, persons = [word], []
     else:
@@ -254,7 +266,7 @@ def foreign_name(parts: list[tuple[str, str]]) -> int:
 
 _JOINED = r"(?:(?:과|와)[ \t]+|[ \t]*[,·][ \t]*|[ \t]+및[ \t]+)"  # 김철수와 이영희, 김철수, 이영희, 김철수 및 이영희
 _JOINED_AFTER = re.compile(rf"{_JOINED}(?P<word>[가-힣]{{2,8}})(?![가-힣])")
-_JOINED_BEFORE = re.compile(rf"(?<![가-힣])(?P<word>[가-힣]{{2,4}}){_JOINED}$")
+_JOINED_BEFORE = re.compile(rf"(?<![가-힣\d])(?P<word>[가-힣]{{2,4}}){_JOINED}$")  # not a count: 400주이고
 _BETWEEN = re.compile(rf"{_JOINED}(?P<word>[가-힣]{{2,4}}){_JOINED}")  # what stands between two names of a list
 _LOOK_BEFORE = 16  # characters searched before a name for one joined to it
 
