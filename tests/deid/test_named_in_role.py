@@ -39,6 +39,8 @@ def names(text: str) -> list[str]:
         ("피해자 최윤아에게 전화하였다.", ["최윤아"]),  # a name ending in 아: three syllables
         ("피해자 김인이(51세)의 집", ["김인이"]),  # no particle comes before the age: the whole word
         ("피고(반소원고) 연예은 (920205-2462222)", ["연예은"]),  # ... though 연예|은 reads as a word and a particle
+        ("사건본인의 후견인으로 \n        강산겐(\n        980205-1234567)", ["강산겐"]),  # details wrapped
+        ("원고는 소외 김서셔에게 토지를 팔았고, 소외인 황보민철은", ["김서셔", "황보민철"]),  # a non-party (civil)
         ("피고인 김철수·이영희는 공모하여", ["김철수", "이영희"]),  # names listed with middle dots
         ("물리치료사 올가·소콜로프가 휴가 중", ["올가·소콜로프"]),  # foreign names of several words
         ("토지 보상금: 원고 쿠즈네초바 이리나 662,740,000원", ["쿠즈네초바 이리나"]),
@@ -90,6 +92,7 @@ def test_the_readings_other_words_share_decide_where_a_name_ends() -> None:
         "원고 주식회사 한빛 (110111-1234567), 피고 사단법인 새빛 (114321-0001234)",  # organisations before a number
         "피고 대한민국 (소관 법무부), 피고인 A (900101-1234567)",
         "원고 1. 소유권이전등기절차를 이행하라.\n2. 소결론\n3. 당심판단",  # a numbered list that starts with no name
+        "소외 회사의 대표이사, 소외 1은 소외 금고로부터, 소외 망인의 처",  # a non-party that is no name
     ],
 )
 def test_words_in_the_places_of_names_are_left_alone(text: str) -> None:

@@ -52,8 +52,8 @@ _AFTER_ROLE = re.compile(
     rf"(?<![가-힣])(?:{_PARTY}|{_ROLE})인?(?:{_NOTE}|{_WRAP})"  # the role (처남인: "who is the brother-in-law")
     r"(?P<word>[가-힣]{2,8})(?![가-힣])"
 )
-_BEFORE_DETAILS = re.compile(
-    r"(?<![가-힣])(?P<word>[가-힣]{2,4})[ \t]*\([ \t]*(?:\d{6}[ \t]*-|[남여](?:자|성)?[ \t]*[,)]|\d{1,3}[ \t]*세)"
+_BEFORE_DETAILS = re.compile(  # the details may wrap to the next line: 강산겐( ⏎ 980205-…
+    r"(?<![가-힣])(?P<word>[가-힣]{2,4})[ \t]*\([ \t]*(?:\n[ \t]*)?(?:\d{6}[ \t]*-|[남여](?:자|성)?[ \t]*[,)]|\d{1,3}[ \t]*세)"
 )
 # a header's party: the role, then the name of one to four words (a spaced or foreign one too: 길 영길, 자오 진), then
 # the resident or foreign registration number in parentheses, perhaps on the next line
@@ -154,8 +154,9 @@ def name_in(word: str, shared: frozenset[str] = frozenset(), particles: bool = T
     syllables, two, four (most Korean names have three); a word that is another dictionary word as it stands or
     less its last particles is none. Where no particle can follow (``particles=False``: right before ``(`` and a
     resident number, sex or age, or a comma of a list) the whole word is the only reading, and only one dictionary
-    word is none (``연예은 (920205-…``), or one with particles or an ending after it (``사안에서, 김보잴이``). The name must start with a surname and be neither legal text, nor a protected or common
-    word or a place, nor two common nouns, nor start or end with a role."""
+    word is none (``연예은 (920205-…``), or one with particles or an ending after it (``사안에서, 김보잴이``). The
+    name must start with a surname and be neither legal text, nor a protected or common word or a place, nor two
+    common nouns, nor start or end with a role."""
     if not particles:
         analysis = word_analysis(word)
         if len(analysis) == 1 and is_word(analysis) or _word_and_grammar(analysis):
