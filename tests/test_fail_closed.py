@@ -1206,6 +1206,10 @@ def _model_spans(text: str, *pieces: str) -> list:
         ("<td>김철수&nbsp;010-1234-5678</td>", ["김철수&nbsp;"], "<td>A&nbsp;B</td>"),
         ("<td>홍길동&amp;김철수</td>", ["홍길동&amp;김철수"], "<td>A&amp;B</td>"),
         ("홍길동&#160;김철수", ["홍길동&#160"], "A&#160;김철수"),
+        # an annotated judgment's tags (thunder deid on a shipped .md): "<<<구A구B" before
+        ("피고인 <<<내국인이름>>>홍길동<<</내국인이름>>>은 <<<구아래주소>>>C<<</구아래주소>>>에 산다",
+         ["이름>>>홍길동<<</내국", "아래주소>>>C<<</", "아래주소"],  # a label's name is no text: kept
+         "피고인 <<<내국인이름>>>A<<</내국인이름>>>는 <<<구아래주소>>>B<<</구아래주소>>>에 산다"),
     ],
 )
 def test_no_replacement_eats_markup(text: str, model_spans: list[str], expected: str, monkeypatch) -> None:

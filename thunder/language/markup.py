@@ -1,4 +1,5 @@
-"""Markup inside a judgment's text: HTML or XML tags, character references and markdown table cell separators.
+"""Markup inside a judgment's text: HTML or XML tags, character references, markdown table cell separators and the tags
+of Thunder's annotated judgments (``<<<내국인이름>>>A<<</내국인이름>>>``).
 
 A judgment pasted from a web page or a table keeps its markup (``<td>김철수</td><td>010-1234-5678</td>``,
 ``김철수&nbsp;010-1234-5678``, ``| 홍길동 | 010-1234-5678 |``). A span found across it (a model's span over
@@ -13,25 +14,29 @@ import bisect
 import re
 
 # a tag (<b>, </td>, <br/>, <a href="...">, <?xml ...?>, <!DOCTYPE ...>) or a comment (at most 4 KiB: linear time);
+# a tag of Thunder's annotated judgments (<<<내국인이름>>>, <<</내국인이름>>>: thunder.documents.annotation);
 # a character reference (&nbsp;, &amp;, &#160;, &#xA0;); a markdown table's cell separator
-MARKUP = re.compile(r"<!--.{0,4096}?-->|<[/!?]?[A-Za-z][A-Za-z0-9:._-]*(?:\s[^<>]*)?/?>"
+MARKUP = re.compile(r"<!--.{0,4096}?-->|<<<?/?[^<>\n]{1,40}>>>?|<[/!?]?[A-Za-z][A-Za-z0-9:._-]*(?:\s[^<>]*)?/?>"
                     r"|&(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});|\|", re.DOTALL)
-_CLOSING_TAGS = re.compile(r"(?:</[A-Za-z][A-Za-z0-9:._-]*\s*>)+")
+_CLOSING_TAGS = re.compile(r"(?:</[A-Za-z][A-Za-z0-9:._-]*\s*>|<<</[^<>\n]{1,40}>>>?)+")
 
 
 class Markup:
     """The markup of one text, asked which parts of a span lie outside it."""
 
     def __init__(self, text: str) -> None:
-        self.ranges = [match.span() for match in MARKUP.finditer(text)]  # in order, disjoint
+        matches = list(MARKUP.finditer(text))
+        self.ranges = [match.span() for match in matches]  # in order, disjoint
         self.starts = [start for start, _ in self.ranges]
+        self.annotation = [match.group().startswith("<<") for match in matches]  # no text inside: a label's name
 
     def __bool__(self) -> bool:
         return bool(self.ranges)
 
     def outside_markup(self, start: int, end: int) -> list[tuple[int, int]]:
         """The pieces of ``[start, end)`` outside the markup (``[(start, end)]`` where it crosses none, and where it
-        lies inside one tag without touching its ``<`` or ``>``: an attribute's value)."""
+        lies inside one tag without touching its ``<`` or ``>``: an attribute's value; none inside an annotated
+        judgment's tag, whose label is no text of the judgment)."""
         pieces, position = [], start
         for index in range(max(0, bisect.bisect_right(self.starts, start) - 1), len(self.ranges)):
             tag_start, tag_end = self.ranges[index]
@@ -40,7 +45,7 @@ class Markup:
             if tag_end <= position:
                 continue
             if tag_start < start and end < tag_end and tag_end - tag_start > 1:
-                return [(start, end)]  # inside one tag: an attribute's value
+                return [] if self.annotation[index] else [(start, end)]  # inside one tag: an attribute's value
             if tag_start > position:
                 pieces.append((position, tag_start))
             position = max(position, tag_end)
@@ -50,6 +55,6 @@ class Markup:
 
 
 def closing_markup(text: str) -> int:
-    """How many characters of closing tags ``text`` starts with (``</b></td>는``: 9)."""
+    """How many characters of closing tags ``text`` starts with (``</b></td>는``: 9; ``<<</내국인이름>>>은``: 12)."""
     match = _CLOSING_TAGS.match(text)
     return match.end() if match else 0
