@@ -246,6 +246,10 @@ def test_leading_particle() -> None:
         ("김뉴가로부터 4,000원을", "김뉴", 1),
         ("원고와 최을의는 혼인하였다", "최", 2),  # 을 then 의 before 는: both letters are the name's
         ("최찬을과 협의하였다", "최찬", 1),
+        ("최엥에와 통화를 해봐라", "최엥", 1),  # no 와 or 를 after 에: it is the name's
+        ("최엥에를 돌려보내주겠다", "최엥", 1),
+        ("학교에는 갔다", "학교", 0),  # 에 may take 는, 도, 만, 서, 게
+        ("홍길동에게를", "홍길동", 0),  # 에게 is one particle
         ("피해자 이헐나(여, 43세)에게", "이헐", 1),  # the particle goes after the parenthetical
         ("'반도' 식당에서", "반", 1),  # and after the closing quote
         ("‘바다로’ 가게 앞", "바다", 1),

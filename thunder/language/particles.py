@@ -314,8 +314,10 @@ def run_agrees(previous: str, run: str) -> bool:
     return first is None or agrees(previous, first) is not False
 
 
-# Case particles after which Korean writes no further particle (홍길동이에게, 홍길동의는 are not Korean)
+# Case particles after which Korean writes no further particle (홍길동이에게, 홍길동의는 are not Korean), and
+# particles after which it writes no subject, object or conjunctive one (학교에는, 학교에도; not 학교에를, 학교에와)
 _CLOSING_PARTICLES = frozenset("이가을를은는의")
+_NO_CASE_AFTER = {"에": frozenset("이가을를와과")}
 _HANGUL_RUN = re.compile(r"[가-힣]+")
 _PARTICLE_CHOICE = re.compile(r"(?:" + "|".join(_NOUN_PARTICLES) + r")\)")
 _QUOTE_PAIRS = {"'": "'", "‘": "’", '"': '"', "“": "”", "「": "」", "『": "』"}
@@ -326,7 +328,7 @@ def written_into_word(text: str, start: int, end: int) -> int:
     shows (0: none). Three written cues, each impossible for a particle:
 
     * a case particle no particle may follow is followed by more particles that end the word (``강요가에게``:
-      ``가``; after ``최``, ``최을의는``: ``을의``);
+      ``가``; after ``최``, ``최을의는``: ``을의``), or ``에`` by a subject, object or conjunctive one (``최엥에와``);
     * one particle syllable ends the word right before an opening parenthesis (``피해자 이헐나(43세)``: Korean
       writes the particle after the parenthetical);
     * one particle syllable ends a quotation that opened with the word (``'반도' 식당``: the particle goes after
@@ -342,7 +344,7 @@ def written_into_word(text: str, start: int, end: int) -> int:
         first, rest = word[0], word[1:]
         found = leading_particle(word)
         stacked = (
-            first in _CLOSING_PARTICLES
+            (first in _CLOSING_PARTICLES or rest[:1] in _NO_CASE_AFTER.get(first, ()))
             and bool(rest)
             and PARTICLE_RUN.fullmatch(rest) is not None
             and (found is None or len(found[0]) == 1)  # 이나, 이라는: one particle
