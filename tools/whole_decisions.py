@@ -46,7 +46,7 @@ from thunder.documents.corpus import plan, records
 from thunder.documents.published import read_published
 from thunder.evaluation.evaluate import evaluate
 from thunder.evaluation.report import EvaluationReport, LeakCount
-from thunder.language.morphemes import inside_word, word_analysis
+from thunder.language.morphemes import inside_word, is_person, word_analysis
 from thunder.synthesis.synthesizer import SynthesizedDocument
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,16 +63,9 @@ def verb_like(name: str) -> bool:
     return bool(morphemes) and morphemes[-1][1].startswith(VERB_LIKE)
 
 
-def person_name(text: str) -> bool:
-    """Whether Mecab-ko reads ``text`` (spaces aside) as one person's name of its dictionary (``임광순``): what older
-    decisions published in clear, and a court removes today."""
-    morphemes = word_analysis("".join(text.split()))
-    return len(morphemes) == 1 and morphemes[0][1] == "NNP" and morphemes[0][2] == "인명"
-
-
 def published_figures(docs: list[dict], results: list[DeidResult]) -> dict[str, dict[str, int]]:
     """Per kind (and ``all``): documents, non-whitespace characters, replaced, of it persons' names
-    (:func:`person_name`) and propagated, and propagated spans inside a longer word."""
+    (:func:`~thunder.language.morphemes.is_person`) and propagated, and propagated spans inside a longer word."""
     figures: dict[str, Counter[str]] = defaultdict(Counter)
     for record, result in zip(docs, results):
         text = record["text"]
@@ -83,7 +76,9 @@ def published_figures(docs: list[dict], results: list[DeidResult]) -> dict[str, 
             for span in result.spans:
                 replaced = sum(not c.isspace() for c in text[span.start : span.end])
                 row["replaced"] += replaced
-                row["names"] += replaced if person_name(text[span.start : span.end]) else 0
+                # a person's name by Mecab-ko: what older decisions published in clear, and a court removes today
+                named = is_person(word_analysis("".join(text[span.start : span.end].split())))
+                row["names"] += replaced if named else 0
                 if span.source == "propagated":
                     row["propagated"] += replaced
                     row["inside_words"] += inside_word(text, span.start, span.end)

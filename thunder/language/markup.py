@@ -3,9 +3,10 @@ of Thunder's annotated judgments (``<<<내국인이름>>>A<<</내국인이름>>>
 
 A judgment pasted from a web page or a table keeps its markup (``<td>김철수</td><td>010-1234-5678</td>``,
 ``김철수&nbsp;010-1234-5678``, ``| 홍길동 | 010-1234-5678 |``). A span found across it (a model's span over
-``김철수</td><td>``, two cells of a markdown row) would eat the markup and join two identifiers into one; :meth:`Markup.outside_markup` cuts a span
-into its pieces between the markup (a span inside one tag, such as an attribute's value, stays whole), and
-:func:`closing_markup` says how far the closing tags after a word reach (``김철수</b>는``: the particle after them).
+``김철수</td><td>``, two cells of a markdown row) would eat the markup and join two identifiers into one;
+:meth:`Markup.outside_markup` cuts a span into its pieces between the markup (a span inside one tag, such as an
+attribute's value, stays whole; one inside an annotation's tag is dropped), and :func:`closing_markup` says how far
+the closing tags after a word reach (``김철수</b>는``: the particle after them).
 """
 
 from __future__ import annotations

@@ -359,6 +359,11 @@ def dictionary_noun(word: str) -> bool:
     return len(morphemes) == 1 and morphemes[0][0] == word and morphemes[0][1] == "NNG"
 
 
+def is_person(analysis: tuple[tuple[str, str, str], ...]) -> bool:
+    """Whether a Mecab-ko analysis (:func:`word_analysis`) is one person's name of its dictionary (``임광순``)."""
+    return len(analysis) == 1 and analysis[0][1] == "NNP" and analysis[0][2] == "인명"
+
+
 def common_vocabulary(text: str) -> bool:
     """Whether Mecab-ko reads ``text`` as the common vocabulary of its dictionary: one common noun
     (:func:`dictionary_noun`: ``조합원``) or words of it (:func:`common_words`: ``계열은행``, ``캄보디아``)."""

@@ -37,7 +37,7 @@ from thunder.deid.policy import PROTECTED_WORDS
 from thunder.identifiers.base import PatternRecognizer, ScoredSpan
 from thunder.language.genre import load_genre_words
 from thunder.language.legal import PARTY_ROLES, PERSON_ROLES, ROLE_WORDS, LegalText
-from thunder.language.morphemes import final_particles, word_analysis
+from thunder.language.morphemes import final_particles, is_person, word_analysis
 from thunder.language.particles import PARTICLE_RUN, agrees
 from thunder.language.regions import PLACE_NAMES
 from thunder.synthesis.names import DOUBLE_SURNAMES, SURNAMES
@@ -93,10 +93,6 @@ def _vocative(word: str, cut: int) -> bool:
     return word[cut:] in ("아", "야") and agrees(word[:cut], word[cut:]) is True
 
 
-def _is_person(analysis: tuple[tuple[str, str, str], ...]) -> bool:
-    return len(analysis) == 1 and analysis[0][1] == "NNP" and analysis[0][2] == "인명"
-
-
 _GRAMMAR = ("J", "E", "VCP", "XSN")  # particles, endings, the copula, noun suffixes (들, 용)
 
 
@@ -104,7 +100,7 @@ def is_word(analysis: tuple[tuple[str, str, str], ...]) -> bool:
     """Whether Mecab-ko reads a text as one dictionary word other than a person's name (``주장``, ``이제``), or as one
     common word with particles, the copula or endings after it (``이에게``, ``방으로``, ``사이이고``, ``소유였고``)."""
     if len(analysis) == 1:
-        return analysis[0][1] != "UNKNOWN" and not _is_person(analysis)
+        return analysis[0][1] != "UNKNOWN" and not is_person(analysis)
     content = [m for m in analysis if not m[1].startswith(_GRAMMAR)]
     return len(content) == 1 and content[0] is analysis[0] and content[0][1] in ("NNG", "NNB", "NP", "VV", "VA", "MAG")
 
@@ -165,7 +161,7 @@ def name_in(word: str, shared: frozenset[str] = frozenset(), particles: bool = T
     else:
         readings = split_particles(word)
         analyses = {reading: word_analysis(reading) for reading in readings}
-        persons = [r for r in readings if _is_person(analyses[r]) or _name_shaped_noun(r, analyses[r])]
+        persons = [r for r in readings if is_person(analyses[r]) or _name_shaped_noun(r, analyses[r])]
         stem = next((reading for reading in readings if reading != word), word)  # less its last particles
         stem_is_word = len(analyses.get(stem, ())) == 1 and is_word(analyses[stem])  # one dictionary word: 주장|은
         if not persons and (is_word(word_analysis(word)) or stem_is_word):
@@ -242,7 +238,7 @@ def _foreign_part(part: str, beside_dot: bool) -> bool:
     if len(analysis) != 1 or part in _not_names()[1] or part in _ROLE_WORDS:
         return False
     _, pos, meaning = analysis[0]
-    return _is_person(analysis) or beside_dot and (pos == "NNP" and meaning != "지명" or pos == "UNKNOWN")
+    return is_person(analysis) or beside_dot and (pos == "NNP" and meaning != "지명" or pos == "UNKNOWN")
 
 
 def foreign_name(parts: list[tuple[str, str]]) -> int:
@@ -259,7 +255,7 @@ def foreign_name(parts: list[tuple[str, str]]) -> int:
         if stem is None:
             break
         length += len(separator) + len(stem)
-        person = person or _is_person(word_analysis(stem))
+        person = person or is_person(word_analysis(stem))
         if stem != part:
             break  # particles end the name
     return length if person else 0
