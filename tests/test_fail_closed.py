@@ -30,9 +30,10 @@ PHONE = "연락처 010-1234-5678로 전화하였다.\n"
 
 
 def deid(*args: str) -> tuple[int, str]:
-    """``thunder deid ARGS`` in this process: (exit code, the error line or "")."""
+    """``thunder deid ARGS`` in this process, the recognizers alone unless ARGS name a model: (exit code, the error
+    line or "")."""
     try:
-        main(["deid", *args])
+        main(["deid", *args, *([] if "--model" in args else ["--recognizers_only"])])
     except SystemExit as error:
         if isinstance(error.code, str):
             return 1, error.code
@@ -557,7 +558,7 @@ def test_a_full_disk_never_leaves_part_of_a_key(tmp_path: Path, monkeypatch, cap
 
 def test_sigterm_ends_the_run_with_130_and_a_line(tmp_path: Path) -> None:
     _tree(tmp_path, {f"in/{i:03d}.txt": PHONE * 20 for i in range(400)})
-    process = subprocess.Popen([sys.executable, "-m", "thunder.cli", "deid", str(tmp_path / "in"), "--out",
+    process = subprocess.Popen([sys.executable, "-m", "thunder.cli", "deid", "--recognizers_only", str(tmp_path / "in"), "--out",
                                 str(tmp_path / "out"), "--batch_size", "1"], stderr=subprocess.PIPE, text=True)  # fmt: skip
     out = tmp_path / "out"
     for _ in range(2400):  # up to 2 minutes: starting Python with torch and Lightning is slow on a loaded machine
@@ -666,7 +667,7 @@ def _lose_output(name: str) -> Callable[[Path, dict], None]:
 def _hold_the_lock(root: Path, state: dict) -> None:
     """A real run into out/, left running: 400 documents, one at a time."""
     _tree(root, {f"many/{i:03d}.txt": PHONE * 20 for i in range(400)})
-    state["run"] = subprocess.Popen([sys.executable, "-m", "thunder.cli", "deid", "many", "--out", "out", "--spans",
+    state["run"] = subprocess.Popen([sys.executable, "-m", "thunder.cli", "deid", "--recognizers_only", "many", "--out", "out", "--spans",
                                      "spans.jsonl", "--batch_size", "1"], cwd=root, stderr=subprocess.DEVNULL)  # fmt: skip
     for _ in range(1200):
         if len(list((root / "out").glob("*.txt"))) >= 2:
@@ -730,9 +731,9 @@ OUTPUT_CASES = {
         [(["d1.txt", "--spans", "s.jsonl", "--mapping", "m.jsonl", "--key_file", "k", "--out", "out"], 0, "")],
         lambda root: all((root / n).stat().st_mode & 0o777 == 0o600 for n in ("s.jsonl", "m.jsonl", "out/d1.txt")),
     ),
-    "without --model, every run says what is and is not replaced": Case(
+    "with --recognizers_only, every run says what is and is not replaced": Case(
         {"d1.txt": PHONE},
-        [(["d1.txt"], 0, "no --model: only the structured identifiers"),
+        [(["d1.txt"], 0, "recognizers only, no model: only the structured identifiers"),
          (["d1.txt"], 0, "before a resident number, or in a table's column of people, or masked in part (김○○); other names")],
     ),
     "no model and no recognizers is refused": Case(

@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         policy = json.loads(args.policy)
         if not isinstance(policy, dict):
             raise ValueError(f"--policy must be a JSON object of policy options, got {args.policy!r}")
-        options = PipelineOptions(model=args.model, threshold=args.threshold, batch_size=args.batch_size,
+        options = PipelineOptions(model=args.model, recognizers_only=args.model is None, threshold=args.threshold, batch_size=args.batch_size,
                                   max_length=args.max_length, stride=args.stride)  # fmt: skip
         deidentifier = options.build(PublicationPolicy(**policy))
     except (OSError, ValueError, TypeError) as error:

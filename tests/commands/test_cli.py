@@ -155,10 +155,25 @@ def test_an_unknown_command_lists_every_command(capsys: pytest.CaptureFixture[st
     assert "did you mean 'deid'?" in error
 
 
-def test_evaluate_asks_for_a_model_or_the_recognizers_switch() -> None:
+@pytest.mark.parametrize("command", ["deid", "evaluate", "serve"])
+def test_a_model_and_the_recognizers_switch_exclude_each_other(command: str, tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as raised:
-        main(["evaluate", "--limit", "1"])
-    assert str(raised.value).endswith("give exactly one of --model DIR_OR_CKPT and --recognizers_only")
+        main([command, "--model", str(tmp_path), "--recognizers_only"])
+    assert str(raised.value) == f"thunder {command}: error: give --model or --recognizers_only, not both"
+
+
+def test_without_a_model_package_every_command_says_how_to_get_one(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr("thunder.model.packages.installed", lambda: {})
+    source = tmp_path / "a.txt"
+    source.write_text("피고인 홍길동은 010-1234-5678로 연락하였다.\n", encoding="utf-8")
+    for command in (["deid", str(source), "--out", str(tmp_path / "out")], ["evaluate", "--limit", "1"], ["serve"]):
+        with pytest.raises(SystemExit) as raised:
+            main(command)
+        assert str(raised.value) == (f"thunder {command[0]}: error: no --model given and no model package named "
+                                     "'small' is installed (installed: none); pip install ./models/small from "
+                                     "Thunder's repository; or give --model DIR_OR_CKPT, or --recognizers_only for "
+                                     "the pattern recognizers alone")  # fmt: skip
+    assert not (tmp_path / "out").exists()
 
 
 class _Terminal(io.BytesIO):
@@ -177,7 +192,7 @@ def test_deid_says_it_reads_a_terminal_until_ctrl_d(terminal: bool, monkeypatch:
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     typed = "전화 010-1234-5678로 연락하였다.\n".encode()
     monkeypatch.setattr(sys, "stdin", _Terminal(typed) if terminal else io.TextIOWrapper(io.BytesIO(typed)))
-    main(["deid", "--recognizers", '["phone_number"]'])
+    main(["deid", "--recognizers_only", "--recognizers", '["phone_number"]'])
     captured = capsys.readouterr()
     assert captured.out == "전화 A로 연락하였다.\n"
     assert ("thunder deid: reading standard input, Ctrl-D to end" in captured.err) == terminal

@@ -282,7 +282,7 @@ def test_deid_command_round_trip(demo_documents, tmp_path: Path, capsys) -> None
         (inputs / f"{doc_id}.txt").parent.mkdir(parents=True, exist_ok=True)
         (inputs / f"{doc_id}.txt").write_bytes(text.encode("utf-8"))
     key_file, mapping = str(tmp_path / "k"), str(tmp_path / "m.jsonl")
-    main(["deid", str(inputs), "--out", str(tmp_path / "out"), "--spans", str(tmp_path / "spans.jsonl"),
+    main(["deid", "--recognizers_only", str(inputs), "--out", str(tmp_path / "out"), "--spans", str(tmp_path / "spans.jsonl"),
           "--mapping", mapping, "--key-file", key_file, "--no-span-text"])  # fmt: skip
     spans = [json.loads(line) for line in (tmp_path / "spans.jsonl").read_text(encoding="utf-8").splitlines()]
     assert spans and all("text" not in span for span in spans)

@@ -93,6 +93,10 @@ def test_the_readings_other_words_share_decide_where_a_name_ends() -> None:
         "피고 대한민국 (소관 법무부), 피고인 A (900101-1234567)",
         "원고 1. 소유권이전등기절차를 이행하라.\n2. 소결론\n3. 당심판단",  # a numbered list that starts with no name
         "소외 회사의 대표이사, 소외 1은 소외 금고로부터, 소외 망인의 처",  # a non-party that is no name
+        # issue 79: common nouns the dictionary holds as compounds of a noun (조합+원), compounds with particles,
+        # an office or a body of a place: no names after a role, with or without particles
+        "피고 조합원들은 항소하였다. 원고 조합원 김철수는 말하였다. 피고 조합장은 말했다. 피고 채권자는",
+        "원고 단독명의로 등기하였다. 피고 김해군수는 처분하였고, 피고 양양군청은",
     ],
 )
 def test_words_in_the_places_of_names_are_left_alone(text: str) -> None:

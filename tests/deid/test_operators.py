@@ -110,7 +110,7 @@ def test_operators_through_the_command_line(tmp_path, capsys) -> None:
 
     source = tmp_path / "a.txt"
     source.write_text("메일 kim@example.com, 전화 010-1234-5678", encoding="utf-8")
-    main(["deid", str(source), "--operators", '{"전화번호": {"class_path": "mask", "init_args": {"char": "#"}}}'])
+    main(["deid", "--recognizers_only", str(source), "--operators", '{"전화번호": {"class_path": "mask", "init_args": {"char": "#"}}}'])
     assert capsys.readouterr().out == "메일 A, 전화 #############"
 
 

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from thunder.commands.deid import deid_command
 from thunder.deid.operators import entity_key
 from thunder.deid.overlaps import _key_pattern, find_keys
-from thunder.deid.pipeline import Deidentifier, DeidResult, PipelineOptions
+from thunder.deid.pipeline import Deidentifier, DeidResult, NameSurvives, PipelineOptions
 from thunder.deid.policy import PublicationPolicy
 from thunder.deid.recognizers.registry import ScoredSpan, recognize
 from thunder.model.decoding import OperatingPoint
@@ -391,13 +391,33 @@ def test_common_vocabulary_spreads_by_evidence_and_a_name_the_dictionary_does_no
     check_invariants(text, result, spans, scores=scores)
 
 
+def test_a_found_persons_name_never_survives_as_a_word(deid: Deidentifier) -> None:
+    """Issue 79: a text replaced as a person's name is replaced at every occurrence that is a word of its own, in a
+    defined term's quotes too, whatever Mecab-ko reads (이주|이: common words), the model's score there or the span's
+    own (under ``propagate_threshold``); glued inside a longer word it stays; left in text the policy keeps (a kept
+    judge of the same name) it fails the document; ``spread_names`` false: as before."""
+    text = "피고 조합원 공소외 이주이(이하 ‘공소외 이주이 등’이라 한다)는 항소하였다. 공소외 이주이 등의 항소와 이주이민자."
+    spans = [dataclasses.replace(first_span(text, "이주이"), score=0.4)]
+    scores = _scores(text, ("이주이", 0, 0.4))
+    result = deid.apply(text, spans, scores)
+    assert result.text == "피고 조합원 공소외 A(이하 ‘공소외 A 등’이라 한다)는 항소하였다. 공소외 A 등의 항소와 이주이민자."
+    check_invariants(text, result, spans, scores=scores)
+    before = Deidentifier(recognizers=[], policy=PublicationPolicy(spread_names=False)).apply(text, spans, scores)
+    assert before.text.count("이주이") == 3
+    judged = "피고인 김영수는 항소하였다.\n판사 김영수"
+    with pytest.raises(NameSurvives, match="the name replaced as A stays in clear at character 19, in text the "):
+        deid.apply(judged, [first_span(judged, "김영수")], [0.9] * len(judged))
+    with pytest.raises(ValueError, match="spread_names must be true or false, got 1"):
+        PublicationPolicy(spread_names=1)
+
+
 def test_what_the_court_masked_is_not_replaced_again(deid: Deidentifier) -> None:
     """Issue 66: a model span over a court's masked entity and the common words naming it (□□사 납골당) is dropped,
     never spread; a masked name still goes through its recognizer."""
     text = "피고인은 □□사 납골당 사업을 하였고, □□사 납골당에 돈을 냈다. 최○○은 증언하였다."
     spans = [first_span(text, "□□사 납골당", "기업명")]
     assert deid.apply(text, spans, [0.9] * len(text)).text == text
-    recognized = PipelineOptions().build()(text)
+    recognized = PipelineOptions(recognizers_only=True).build()(text)
     assert recognized.text == "피고인은 □□사 납골당 사업을 하였고, □□사 납골당에 돈을 냈다. A는 증언하였다."
 
 
@@ -480,7 +500,7 @@ def test_grow_threshold_replaces_a_word_the_model_marks_in_part(tokenizer, label
     assert Deidentifier(model, tokenizer, label_set, recognizers=[])(text).text == grown(text).text  # the default
     # above the threshold, growing is the threshold's own rule: nothing more
     assert Deidentifier(model, tokenizer, label_set, recognizers=[], operating_point=OperatingPoint(grow_threshold=0.9))(text).text == plain(text).text
-    assert PipelineOptions(grow_threshold=0.2).build().operating_point.grow_threshold == 0.2
+    assert PipelineOptions(recognizers_only=True, grow_threshold=0.2).build().operating_point.grow_threshold == 0.2
     for bad in (0, 1, True):
         with pytest.raises(ValueError, match="grow_threshold must lie strictly between 0 and 1"):
             Deidentifier(model, tokenizer, label_set, operating_point=OperatingPoint(grow_threshold=bad))
@@ -547,6 +567,7 @@ def inputs(tmp_path: Path) -> Path:
 
 def run(capsys, **kwargs) -> tuple[int, str, str]:
     fields = {f.name for f in dataclasses.fields(PipelineOptions)}
+    kwargs.setdefault("recognizers_only", "model" not in kwargs)  # the recognizers alone unless a model is named
     pipeline = PipelineOptions(**{k: kwargs.pop(k) for k in list(kwargs) if k in fields})
     try:
         deid_command(**kwargs, pipeline=pipeline)
@@ -619,7 +640,7 @@ def test_command_bad_inputs_reported_others_processed(inputs: Path, tmp_path: Pa
 def test_command_line_entry_point(inputs: Path, capsys) -> None:
     from thunder.cli import main
 
-    main(["deid", str(inputs / 'a.txt'), "--operator", "tag"])
+    main(["deid", "--recognizers_only", str(inputs / 'a.txt'), "--operator", "tag"])
     assert capsys.readouterr().out == "연락처 [전화번호]로 전화하였다.\n"
 
 

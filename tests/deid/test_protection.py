@@ -144,7 +144,7 @@ def test_the_pipeline_keeps_protected_text_and_still_replaces_identifiers() -> N
     protected = _FixedSpans(recognizers=None, policy=PublicationPolicy(protected_words=True))(TEXT)
     assert "KTX 역 CCTV를" in protected.text
     assert "홍길동" not in protected.text and "010-1234-5678" not in protected.text  # model and recognizer spans
-    assert PipelineOptions().build(PublicationPolicy(protected_words=["KTX"])).policy.protected == frozenset({"KTX"})
+    assert PipelineOptions(recognizers_only=True).build(PublicationPolicy(protected_words=["KTX"])).policy.protected == frozenset({"KTX"})
     judgment = _FixedSpans(recognizers=None)(JUDGMENT).text
     assert "원심은" in judgment and "형법 제62조의2" in judgment and "판사 오현석" in judgment
     assert "홍길동" not in judgment and "900101-1234568" not in judgment
@@ -180,7 +180,7 @@ def test_the_policy_is_an_option_of_the_command_line(tmp_path) -> None:
 
     judgment = tmp_path / "judgment.txt"
     judgment.write_text("검 사 윤서진(기소)\n변 호 인 변호사 문태경(국선)\n판사 오현석\n", encoding="utf-8")
-    main(["deid", str(judgment), "--out", str(tmp_path / "out"), "--keep_officials", "[counsel]"])
+    main(["deid", "--recognizers_only", str(judgment), "--out", str(tmp_path / "out"), "--keep_officials", "[counsel]"])
     assert (tmp_path / "out" / "judgment.txt").read_text(encoding="utf-8") == (
         "검 사 A(기소)\n변 호 인 변호사 문태경(국선)\n판사 B\n")  # fmt: skip
 
@@ -215,7 +215,7 @@ def test_the_upper_levels_of_an_address_stay_where_the_policy_keeps_them() -> No
     recognized = span("서울 마포구 월드컵로 12", "my_recognizer", "구아래주소", text)
     kept_recognized = Deidentifier(recognizers=[]).apply(text, [recognized])
     assert kept_recognized.text.startswith("피고는 A에 살며")  # a recognizer's span is never trimmed
-    assert PipelineOptions().build().protection.regions is True
-    assert PipelineOptions().build(PublicationPolicy(keep_regions=False)).protection.regions is False
+    assert PipelineOptions(recognizers_only=True).build().protection.regions is True
+    assert PipelineOptions(recognizers_only=True).build(PublicationPolicy(keep_regions=False)).protection.regions is False
     with pytest.raises(ValueError, match="keep_regions"):
         PublicationPolicy(keep_regions="no")  # type: ignore[arg-type]

@@ -275,7 +275,7 @@ def test_thunder_deid_writes_the_review_queue_and_resumes(tmp_path: Path) -> Non
     (inputs / "glued.txt").write_text("연락처010-2345-6789로 연락하였다.", encoding="utf-8")
     (inputs / "clean.txt").write_text("전화 010-1111-2222로 연락하였다.", encoding="utf-8")
     queue, out = tmp_path / "queue.jsonl", tmp_path / "out"
-    main(["deid", str(inputs), "--out", str(out), "--review_queue", str(queue)])
+    main(["deid", "--recognizers_only", str(inputs), "--out", str(out), "--review_queue", str(queue)])
     assert read_queue(queue) == [  # no model: no risk, in the order done
         {"id": str(inputs / "clean.txt"), "file": "clean.txt", "risk": None, "possible_misses": 0, "reasons": []},
         {"id": str(inputs / "glued.txt"), "file": "glued.txt", "risk": None, "possible_misses": 1,
@@ -283,11 +283,11 @@ def test_thunder_deid_writes_the_review_queue_and_resumes(tmp_path: Path) -> Non
     ]  # fmt: skip
     assert (out / "glued.txt").read_text(encoding="utf-8") == "연락처A로 연락하였다."
     (inputs / "later.txt").write_text("연락처010-3333-4444과 계좌번호를 알려 주었다.", encoding="utf-8")
-    main(["deid", str(inputs), "--out", str(out), "--review_queue", str(queue), "--cut_word_weight", "0.3"])
+    main(["deid", "--recognizers_only", str(inputs), "--out", str(out), "--review_queue", str(queue), "--cut_word_weight", "0.3"])
     assert [(r["file"], r["possible_misses"]) for r in read_queue(queue)] == [("clean.txt", 0), ("glued.txt", 1),
                                                                               ("later.txt", 1)]  # fmt: skip
     with pytest.raises(SystemExit, match="--review_queue .* is an input file"):
-        main(["deid", str(inputs), "--out", str(out), "--review_queue", str(inputs / "clean.txt")])
+        main(["deid", "--recognizers_only", str(inputs), "--out", str(out), "--review_queue", str(inputs / "clean.txt")])
 
 
 # ----------------------------------------------------------------------------------------------- the triage curve

@@ -361,7 +361,7 @@ def test_thunder_deid_writes_each_format_and_refuses_a_bad_file(tmp_path: Path, 
     _written(inputs / "e.docx", b"PK\x03\x04 cut")
     judgment_hwp(inputs / "f.hwp")
     with pytest.raises(SystemExit) as exit_code:
-        main(["deid", str(inputs), "--out", str(tmp_path / "out")])
+        main(["deid", "--recognizers_only", str(inputs), "--out", str(tmp_path / "out")])
     assert exit_code.value.code == 1
     lines = [line for line in capsys.readouterr().err.splitlines() if "e.docx" in line]
     assert len(lines) == 1 and "corrupt or truncated" in lines[0]
@@ -371,7 +371,7 @@ def test_thunder_deid_writes_each_format_and_refuses_a_bad_file(tmp_path: Path, 
     for name in ("a.docx", "b.hwpx", "f.hwpx"):
         assert_no_identifier((out / name).read_bytes())
     assert (out / "c.txt").read_text(encoding="utf-8").startswith("Tel A")
-    main(["deid", str(inputs / "a.docx"), "--out", str(tmp_path / "as_hwpx"), "--out_format", "hwpx"])
+    main(["deid", "--recognizers_only", str(inputs / "a.docx"), "--out", str(tmp_path / "as_hwpx"), "--out_format", "hwpx"])
     assert "피고인 A는" in read_document(tmp_path / "as_hwpx" / "a.hwpx").text
 
 
@@ -381,7 +381,7 @@ def test_thunder_reidentify_restores_each_document_in_its_own_format(tmp_path: P
     sources = {"a.docx": judgment_docx(inputs / "a.docx"), "b.hwpx": judgment_hwpx(inputs / "b.hwpx"),
                "c.hwpx": judgment_hwp(inputs / "c.hwp")}  # fmt: skip
     keys = ["--mapping", str(tmp_path / "m.jsonl"), "--key_file", str(tmp_path / "k.key")]
-    main(["deid", str(inputs), "--out", str(out), *keys])
+    main(["deid", "--recognizers_only", str(inputs), "--out", str(out), *keys])
     main(["reidentify", *keys, str(out), "--out", str(restored)])
     for name, source in sources.items():
         assert read_document(restored / name).text == read_document(source).text, name

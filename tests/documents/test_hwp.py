@@ -148,14 +148,14 @@ def test_thunder_deid_writes_an_hwp_as_hwpx_or_docx_and_refuses_a_locked_one(tmp
     _written(inputs / "locked.hwp", (FILES / "hancom-password.hwp").read_bytes())
     (inputs / "note.txt").write_text("피고인 홍길동은 010-1234-5678", encoding="utf-8")
     with pytest.raises(SystemExit) as exit_code:
-        main(["deid", str(inputs), "--out", str(tmp_path / "out")])
+        main(["deid", "--recognizers_only", str(inputs), "--out", str(tmp_path / "out")])
     assert exit_code.value.code == 1
     lines = [line for line in capsys.readouterr().err.splitlines() if "locked.hwp" in line]
     assert len(lines) == 1 and "encrypted (password-protected)" in lines[0]
     out = tmp_path / "out"
     assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == ["judgment.hwpx", "note.txt"]
     assert_no_identifier((out / "judgment.hwpx").read_bytes())
-    main(["deid", str(inputs / "judgment.hwp"), "--out", str(tmp_path / "as_docx"), "--out_format", "docx"])
+    main(["deid", "--recognizers_only", str(inputs / "judgment.hwp"), "--out", str(tmp_path / "as_docx"), "--out_format", "docx"])
     assert read_document(tmp_path / "as_docx" / "judgment.docx").text.startswith("서울중앙지방법원 2024고단1234 피고인 A\n")
     with pytest.raises(SystemExit, match="would be written as judgment.hwpx: give --out"):
-        main(["deid", str(inputs / "judgment.hwp"), "--in_place"])
+        main(["deid", "--recognizers_only", str(inputs / "judgment.hwp"), "--in_place"])

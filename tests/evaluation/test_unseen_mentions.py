@@ -173,7 +173,7 @@ def test_evaluate_fills_unseen_documents_from_the_held_back_part(taxonomy, parts
 
 def test_evaluate_command_reports_seen_and_unseen_side_by_side(tmp_path: Path, capsys) -> None:
     out = tmp_path / "report.json"
-    reports = evaluate_command(pipeline=PipelineOptions(), recognizers_only=True, limit=4, mentions="both",
+    reports = evaluate_command(pipeline=PipelineOptions(recognizers_only=True), limit=4, mentions="both",
                                recipe=RecipeOptions(mention_holdout=HOLDOUT), json=str(out))  # fmt: skip
     assert set(reports) == {"seen", "unseen"}
     assert reports["unseen"].meta["mentions"] == "unseen" and reports["seen"].meta["mention_holdout"] == HOLDOUT
@@ -181,7 +181,7 @@ def test_evaluate_command_reports_seen_and_unseen_side_by_side(tmp_path: Path, c
     assert "recognizers, seen mentions" in printed and "recognizers, unseen mentions" in printed
     assert set(json.loads(out.read_text(encoding="utf-8"))) == {"seen", "unseen"}
     with pytest.raises(ValueError, match="mention_holdout"):
-        evaluate_command(pipeline=PipelineOptions(), recognizers_only=True, limit=1, mentions="unseen")
+        evaluate_command(pipeline=PipelineOptions(recognizers_only=True), limit=1, mentions="unseen")
 
 
 def test_unseen_names_are_never_drawn_by_training_generators() -> None:

@@ -207,3 +207,24 @@ def test_export_and_deid_print_no_progress_bars_of_transformers(trained, tmp_pat
                           capture_output=True, text=True, env=environment, check=True)  # fmt: skip
     for stderr in (export.stderr, deid.stderr):
         assert not any(bar in stderr for bar in ("Writing model shards", "Loading weights", "it/s]")), stderr
+
+
+def test_half_precision_export_is_half_the_size_verified_and_answers_as_the_rounded_model(trained, tmp_path,
+                                                                                          tokenizer, label_set) -> None:
+    checkpoint, module = trained
+    full = export_checkpoint(checkpoint, tmp_path / "fp32")
+    main(["export", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "fp16"), "--weights", "float16"])
+    half = tmp_path / "fp16"
+    full_size, half_size = ((p / "model.safetensors").stat().st_size for p in (full, half))
+    assert half_size < 0.55 * full_size
+    loaded = Artefact.open(half).classifier()  # fingerprint and self-test pass
+    assert all(t.dtype == torch.float32 for t in loaded.model.state_dict().values())
+    batch = token_batch(tokenizer, label_set, seed=5)
+    inputs = {k: batch[k] for k in ("input_ids", "attention_mask")}
+    rounded = {name: t.half().float() for name, t in module.model.state_dict().items()}
+    for name, tensor in loaded.model.state_dict().items():
+        assert torch.equal(tensor, rounded[name]), name
+    with torch.no_grad():
+        assert torch.allclose(loaded.model(**inputs).logits, module.model(**inputs).logits, atol=1e-2)
+    with pytest.raises(SystemExit, match="--weights must be one of float32, float16, got 'int4'"):
+        main(["export", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "int4"), "--weights", "int4"])

@@ -182,7 +182,7 @@ def test_thunder_predict_and_test_finish_with_output_to_a_file_or_a_pipe(tmp_pat
         (corpus / f"doc{i}.txt").write_text(f"문서 {i}: 연락처 010-1234-567{i}로 전화하였다.\n", encoding="utf-8")
     code, log = _thunder(["predict", "--config", str(REPO / "configs" / "predict.yaml"), "--data.init_args.inputs",
                           "[corpus]", "--data.init_args.batch_size", "2", "--data.init_args.num_workers", "0",
-                          "--trainer.accelerator", "cpu", "--trainer.callbacks.init_args.output_dir", "out"],
+                          "--model.init_args.pipeline.recognizers_only", "true", "--trainer.accelerator", "cpu", "--trainer.callbacks.init_args.output_dir", "out"],
                          tmp_path, output)  # fmt: skip
     assert code == 0, log
     assert "Predicting: batch 3/3" in log and "5 written, 0 failed, of 5 documents" in log

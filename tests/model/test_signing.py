@@ -184,8 +184,8 @@ def test_export_refuses_a_bad_key_and_an_unsigned_source_before_writing(checkpoi
 
 
 def test_verify_needs_a_model(keys: tuple[Path, Path], tmp_path: Path) -> None:
-    error = command_error(["deid", "--verify", str(keys[1]), str(_text(tmp_path))])
-    assert error == "thunder deid: error: --verify checks the signature of a --model: give --model"
+    error = command_error(["deid", "--recognizers_only", "--verify", str(keys[1]), str(_text(tmp_path))])
+    assert error == "thunder deid: error: --verify checks the signature of a model; --recognizers_only runs none"
 
 
 def _text(tmp_path: Path) -> Path:

@@ -28,7 +28,7 @@ from thunder.runs.prediction import (
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "configs" / "predict.yaml"
-NO_MODEL = PipelineOptions()
+NO_MODEL = PipelineOptions(recognizers_only=True)
 
 
 class FailOnMarker(Recognizer):
@@ -74,11 +74,13 @@ def written(out: Path) -> dict[str, str]:
 
 
 def predict(inputs: list[Path], out: Path, *options: str) -> None:
-    """``thunder predict`` in this process, with the shipped config."""
+    """``thunder predict`` in this process, with the shipped config (the recognizers alone unless ``options`` name a
+    model)."""
+    alone = [] if "--model.init_args.pipeline.model" in options else ["--model.init_args.pipeline.recognizers_only", "true"]
     main(["predict", "--config", str(CONFIG), "--data.init_args.inputs", json.dumps([str(p) for p in inputs]),
           "--data.init_args.num_workers", "0", "--trainer.accelerator", "cpu", "--trainer.devices", "1",
           "--trainer.enable_progress_bar", "false", "--trainer.callbacks.init_args.output_dir", str(out),
-          *options])  # fmt: skip
+          *alone, *options])  # fmt: skip
 
 
 def test_list_documents(corpus: Path, tmp_path: Path) -> None:
@@ -105,7 +107,7 @@ def test_predict_in_process_writes_and_resumes(corpus: Path, tmp_path: Path) -> 
         writer = DeidWriter(str(out))
         trainer = Trainer(accelerator="cpu", devices=1, logger=False, enable_progress_bar=False,
                           enable_model_summary=False, callbacks=[writer])  # fmt: skip
-        trainer.predict(DeidPredictor(), CorpusDataModule([str(corpus)], batch_size=3), return_predictions=False)
+        trainer.predict(DeidPredictor(NO_MODEL), CorpusDataModule([str(corpus)], batch_size=3), return_predictions=False)
         return writer
 
     writer = run()
@@ -135,7 +137,7 @@ def test_each_output_keeps_its_own_record(tmp_path: Path) -> None:
         writer = DeidWriter(str(out), overwrite=overwrite)
         trainer = Trainer(accelerator="cpu", devices=1, logger=False, enable_progress_bar=False,
                           enable_model_summary=False, callbacks=[writer])  # fmt: skip
-        module = DeidPredictor(PipelineOptions(operator=operator))
+        module = DeidPredictor(PipelineOptions(recognizers_only=True, operator=operator))
         trainer.predict(module, CorpusDataModule([str(tmp_path / inputs)]), return_predictions=False)
         return writer
 
@@ -329,7 +331,7 @@ def test_a_failing_batch_is_redone_document_by_document(corpus: Path, tmp_path: 
     model = KeywordModel(tokenizer.vocab_size, len(label_set), positive, label_set.inside_id("사건관계인특정정보"))
     reference = Deidentifier(model, tokenizer, label_set, max_length=8, stride=2, batch_size=2)
     expected = {p.name: reference(p.read_text(encoding="utf-8")).text for p in corpus.glob("doc*.txt")}
-    predictor = DeidPredictor(PipelineOptions(max_length=8, stride=2, batch_size=2))
+    predictor = DeidPredictor(PipelineOptions(recognizers_only=True, max_length=8, stride=2, batch_size=2))
     poison = tokenizer.encode("독약").ids[0]
     predictor.deid = Deidentifier(Poisoned(model, poison), tokenizer, label_set, max_length=8, stride=2, batch_size=2)
     predictor.model = predictor.deid.model
@@ -417,7 +419,7 @@ def test_a_long_run_prints_progress_lines(tmp_path: Path, capsys: pytest.Capture
     (tmp_path / "in").mkdir()
     for n in range(3):
         (tmp_path / "in" / f"{n}.txt").write_text(f"연락처 010-1234-567{n}", encoding="utf-8")
-    main(["deid", str(tmp_path / "in"), "--out", str(tmp_path / "out")])
+    main(["deid", "--recognizers_only", str(tmp_path / "in"), "--out", str(tmp_path / "out")])
     lines = [line for line in capsys.readouterr().err.splitlines() if "documents/s" in line]
     assert [line.split(",")[0] for line in lines] == [f"thunder deid: {n}/3 documents" for n in (1, 2, 3)]
     assert all(line.endswith(" left") for line in lines)

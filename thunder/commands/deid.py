@@ -187,6 +187,7 @@ def deid_command(
         raise SystemExit(f"thunder deid: error: {error}") from None
     from thunder.model.integrity import unverified_allowed  # torch: not for --help
 
+    pipeline = pipeline.resolved()  # the shipped model without --model
     with unverified_allowed(allow_unverified):
         deidentifier = pipeline.build(policy)
     if not keep_names and not in_place:  # ids and file names may identify too: de-identified like the text
@@ -194,7 +195,7 @@ def deid_command(
         try:
             # the recognizers alone: a model reads names without a sentence around them (a small one takes any
             # word for a name), and output names must stay the same from run to run
-            recognizers_only = replace(pipeline, model=None, verify=None)
+            recognizers_only = replace(pipeline, model=None, verify=None, recognizers_only=True)
             by_recognizers = recognizers_only.build(policy) if pipeline.recognizers != [] else None
             plan = planned(_name_deidentifier(by_recognizers, pipeline.batch_size)) if by_recognizers else plan
         except InputError as error:

@@ -99,7 +99,6 @@ def evaluate_command(
     pipeline: PipelineOptions = PipelineOptions(),
     policy: PublicationPolicy = PublicationPolicy(),
     recipe: RecipeOptions = RecipeOptions(),
-    recognizers_only: bool = False,
     split: Literal["train", "val", "test"] | None = None,
     mentions: Literal["seen", "unseen", "both"] = "seen",
     tokenizer: str | None = None,
@@ -122,7 +121,6 @@ def evaluate_command(
 
     Args:
         policy: the publication policy, as ``thunder deid`` applies it.
-        recognizers_only: the no-model baseline: pattern recognizers alone (instead of --model).
         split: evaluate one split of the recipe's judgments, as training cut it (default: every judgment).
         mentions: fill the judgments with the mentions training saw (``seen``), only with those it never saw
             (``unseen``: the held-back share of every mention list and the unseen person-name family), or ``both``
@@ -140,8 +138,7 @@ def evaluate_command(
         allow_unverified: evaluate a model that records no fingerprint or self-test answers (refused otherwise);
             the report says so.
     """
-    if (pipeline.model is None) == (not recognizers_only):
-        raise ValueError("give exactly one of --model DIR_OR_CKPT and --recognizers_only")
+    pipeline = pipeline.resolved()  # the shipped model without --model; none with --recognizers_only
     if mentions not in ("seen", "unseen", "both"):
         raise ValueError(f"--mentions must be seen, unseen or both, got {mentions!r}")
     settings, source = recipe.recipe(pipeline.model, pipeline.verify)
@@ -178,7 +175,7 @@ def evaluate_command(
     meta = {
         "system": system,
         "model": model,
-        "recognizers_only": recognizers_only,
+        "recognizers_only": pipeline.recognizers_only,
         "unverified": allow_unverified and model is not None,
         "pipeline": dataclasses.asdict(pipeline),
         "data": recipe.data if gold else settings.corpus,

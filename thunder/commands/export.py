@@ -10,6 +10,7 @@ def export_command(
     out: str,
     tokenizer: str | None = None,
     onnx: str | None = None,
+    weights: str = "float32",
     sign: str | None = None,
     verify: str | None = None,
     allow_unverified: bool = False,
@@ -24,6 +25,8 @@ def export_command(
         onnx: also write an ONNX graph of a token classifier for ONNX Runtime (``pip install 'thunder-deid[onnx]'``):
             ``int8`` (linear-layer weights in int8: the fastest on a CPU) or ``fp32``; ``thunder deid|serve|predict
             --model out`` then run it (``--runtime torch`` runs the safetensors weights instead).
+        weights: how the safetensors weights are stored: float32, or float16 (half the size; loaded and run in
+            float32, the fingerprint and self-test those of the rounded weights).
         sign: sign the export with this private key (PEM, elliptic curve; OpenSSF model-signing, ``pip install
             'thunder-deid[sign]'``): out/model.sig covers every file, and ``--verify`` with the public key refuses
             the export wherever a byte of it changed.
@@ -38,7 +41,10 @@ def export_command(
     if onnx is not None and onnx not in PRECISIONS:
         raise ValueError(f"--onnx must be one of {', '.join(PRECISIONS)}, got {onnx!r}")
     from thunder.model import integrity, signing
-    from thunder.model.export import export_checkpoint
+    from thunder.model.export import WEIGHT_DTYPES, export_checkpoint
+
+    if weights not in WEIGHT_DTYPES:
+        raise ValueError(f"--weights must be one of {', '.join(WEIGHT_DTYPES)}, got {weights!r}")
     from thunder.model.loader import Artefact
 
     if sign is not None:  # a key that cannot sign is refused before anything is written
@@ -46,7 +52,7 @@ def export_command(
             raise ValueError("--sign signs verified models only: drop --allow_unverified")
         signing.check_private_key(sign)
     with integrity.unverified_allowed(allow_unverified):
-        path = export_checkpoint(checkpoint, out, tokenizer, verify=verify)
+        path = export_checkpoint(checkpoint, out, tokenizer, verify=verify, weights=weights)
     print(f"exported {checkpoint} to {path}")
     info = Artefact.open(path).info()
     if info.get("self_test") is not None:

@@ -223,15 +223,22 @@ def held_back(
         dictionary_noun(key) or counted_number(key)
         or common_words(key) and not (holds_proper_noun(key) and _noun_word_after(text, end))
     )
-    if inside_word(text, start, end, compounds=whole):
+    if not word_of_its_own(text, start, end, compounds=whole):
         return True
-    if start and _HANGUL.fullmatch(text, start - 1, start + 1) and not _role_before(text, start):
-        return True  # glued to the word before it, which is no role word
     if seed.source != "model":
         return False
     if protected is not None and covered(text, start, end, protected):
         return True
     return evidence is not None and not evidence(seed, start, end)
+
+
+def word_of_its_own(text: str, start: int, end: int, compounds: bool = False) -> bool:
+    """Whether ``text[start:end]`` stands as a word of its own: not inside a longer word
+    (:func:`~thunder.language.morphemes.inside_word`, ``compounds``: nor glued to a noun after it), and not glued to
+    the word before it unless that is a role word (``증인김영수``)."""
+    if inside_word(text, start, end, compounds=compounds):
+        return False
+    return not (start and _HANGUL.fullmatch(text, start - 1, start + 1) and not _role_before(text, start))
 
 
 def _noun_word_after(text: str, end: int) -> bool:

@@ -67,7 +67,7 @@ from thunder.deid.overlaps import (
 from thunder.deid.policy import PublicationPolicy
 from thunder.deid.protection import Protection
 from thunder.deid.recognizers.masked_name import MaskedNameRecognizer
-from thunder.deid.recognizers.named_in_role import NamedInRoleRecognizer, coordinated_names
+from thunder.deid.recognizers.named_in_role import NamedInRoleRecognizer, coordinated_names, surname_first
 from thunder.deid.recognizers.named_in_table import NamedInTableRecognizer
 from thunder.deid.recognizers.registry import Recognizer, ScoredSpan, load_recognizers, recognize
 from thunder.documents.annotation import placeholder_sequence
@@ -77,6 +77,7 @@ from thunder.language.morphemes import common_vocabulary, inside_word
 from thunder.language.particles import fix_particle, particle_choice
 from thunder.language.tokenizer import Windows
 from thunder.language.views import TextView, composed
+from thunder.model.packages import resolve as resolve_model
 from thunder.model.decoding import OperatingPoint, TokenPredictions, aggregate, character_scores
 from thunder.model.inference import Progress, Runtime, TorchRuntime, check_device, predict_windows
 from thunder.taxonomy import TIER1, Taxonomy
@@ -173,14 +174,15 @@ class Deidentifier:
     @classmethod
     def from_pretrained(
         cls,
-        path: str | Path,
+        path: str | Path | None = None,
         taxonomy: str | Path | None = None,
         runtime: str = "auto",
         verify: str | Path | None = None,
         **options: Any,
     ) -> "Deidentifier":
         """Load a model at ``path`` (an export directory, a ``.ckpt`` or a release directory: see
-        :meth:`thunder.model.loader.Artefact.open`); an explicit ``taxonomy`` must be the one the model was trained
+        :meth:`thunder.model.loader.Artefact.open`; an installed model package by name; the model Thunder ships when
+        None: :mod:`thunder.model.packages`); an explicit ``taxonomy`` must be the one the model was trained
         with. ``operating_point`` defaults to the one stored with the model. ``runtime``: ``auto`` runs the export's
         ONNX graph when it has one, else PyTorch; ``torch`` or ``onnx`` choose
         (:meth:`thunder.model.loader.Artefact.runtime`). ``verify``: a PEM public key the model's signature must
@@ -188,7 +190,8 @@ class Deidentifier:
         from thunder.model.loader import Artefact
 
         taxonomy_ = Taxonomy.load(taxonomy) if taxonomy is not None else None
-        return cls.from_loaded(Artefact.open(path, verify=verify).classifier(taxonomy_, runtime=runtime), **options)
+        model = resolve_model(None if path is None else str(path))
+        return cls.from_loaded(Artefact.open(model, verify=verify).classifier(taxonomy_, runtime=runtime), **options)
 
     @classmethod
     def from_loaded(cls, loaded: Any, **options: Any) -> "Deidentifier":
@@ -222,9 +225,9 @@ class Deidentifier:
         structured = [r for r in self.recognizers if not isinstance(r, tuple(places))]
         labels = ", ".join(dict.fromkeys(r.label for r in structured)) or "none"
         named = f" and names {', or '.join(found)}" if found else ""
-        return (f"no --model: only the structured identifiers of {len(structured)} pattern recognizers are replaced "
-                f"({labels}){named}; other names, addresses, places and the other labels are NOT "
-                f"(give --model)")  # fmt: skip
+        return (f"recognizers only, no model: only the structured identifiers of {len(structured)} pattern recognizers "
+                f"are replaced ({labels}){named}; other names, addresses, places and the other labels are NOT "
+                f"(drop --recognizers_only for the model)")  # fmt: skip
 
     def deidentify_batch(self, texts: Sequence[str]) -> list[DeidResult]:
         """De-identify many documents, batching windows of all of them through the model."""
@@ -269,6 +272,17 @@ class Deidentifier:
         spans = self.model_spans(read, prediction) + recognize(read, self.recognizers) + self.official_spans(read)
         spans += self.coordinated_spans(read, spans)
         return self._replace(view, spans, character_scores(prediction, len(read)) if prediction.scores else None)
+
+    def _person_names(self, text: str, spans: Iterable[ScoredSpan]) -> frozenset[str]:
+        """The texts replaced as a person's name (:attr:`~thunder.deid.policy.PublicationPolicy.spread_names`): spans
+        of the person label or its category (a model of categories labels a person so), two to five Hangul syllables
+        that start with a surname."""
+        person = next(iter(self.taxonomy.filled_by("korean_name")), None)
+        if person is None:
+            return frozenset()
+        return frozenset(key for s in spans if s.label in (person.name, person.category) and s.source != "propagated"
+                         for key in [entity_key(text[s.start : s.end])]
+                         if _HANGUL_NAME.fullmatch(key) and surname_first(key))  # fmt: skip
 
     def coordinated_spans(self, text: str, spans: list[ScoredSpan]) -> list[ScoredSpan]:
         """Persons' names joined to a found one (a Hangul span of the person label or category; at the ends of a list,
@@ -351,18 +365,20 @@ class Deidentifier:
             if s is not None
         ]
         spans = particle_variants(text, resolve_overlaps(spans, Overlap.UNION))
+        names = self._person_names(text, spans) if self.policy.spread_names else frozenset()
         seeds: dict[str, ScoredSpan] = {}
         for span in spans:
             key = entity_key(text[span.start : span.end])
-            if key not in seeds and self.policy.spreads(key, span):
+            if key not in seeds and (key in names or self.policy.spreads(key, span)):
                 seeds[key] = span
         occurrences = find_keys(text, seeds)
         shares = marked_shares(text, spans, occurrences, protected)
-        seeds = {key: seed for key, seed in seeds.items() if self.policy.spreads(key, seed, shares.get(key, 1.0))}
+        seeds = {key: seed for key, seed in seeds.items()
+                 if key in names or self.policy.spreads(key, seed, shares.get(key, 1.0))}  # fmt: skip
 
         def evidence(seed: ScoredSpan, start: int, end: int) -> bool:
-            return self.policy.spreads_to(entity_key(text[seed.start : seed.end]),
-                                          max(scores[start:end]) if scores is not None else None)  # fmt: skip
+            key = entity_key(text[seed.start : seed.end])
+            return key in names or self.policy.spreads_to(key, max(scores[start:end]) if scores is not None else None)
 
         kept_as_written = _Ranges(rejected)
         occurrences = [(start, end, key) for start, end, key in occurrences if not kept_as_written.overlap(start, end)]
@@ -421,6 +437,9 @@ class Deidentifier:
                 return self._replace(view, [*spans, *added], scores, rejected)
             if not touched:
                 break
+        if names:
+            _check_no_name_survives(text, spans, {key: seeds[key] for key in names & seeds.keys()}, entities,
+                                    kept_as_written)  # fmt: skip
         detected = []
         for s, m in zip(spans, mentions):
             start, end = view.original_span(s.start, s.end)
@@ -461,7 +480,10 @@ class PipelineOptions:
     ``thunder serve`` (the publication policy is a group of its own: :class:`~thunder.deid.policy.PublicationPolicy`).
 
     Args:
-        model: export directory or .ckpt of a trained Thunder model (None: the pattern recognizers alone).
+        model: export directory or .ckpt of a trained Thunder model, or the name of an installed model package
+            (:mod:`thunder.model.packages`); default: the model Thunder ships (``small``).
+        recognizers_only: no model: the pattern recognizers alone, which replace structured identifiers and names
+            right after a role word, and leave other names, addresses and places in clear.
         verify: refuse the model unless its signature verifies with this public key (PEM; signed by ``thunder
             export --sign``): every file unchanged, checked before the model is read.
         taxonomy: taxonomy file the model must have been trained with (default: the one stored with the model);
@@ -494,6 +516,7 @@ class PipelineOptions:
                                            "batch_size", "grow_threshold", "device", "runtime")  # fmt: skip
 
     model: str | None = None
+    recognizers_only: bool = False
     verify: str | None = None
     taxonomy: str | None = None
     recognizers: list[str | dict] | None = None
@@ -515,20 +538,30 @@ class PipelineOptions:
                        device=self.device, policy=policy)  # fmt: skip
         taxonomy = Taxonomy.load(self.taxonomy) if self.taxonomy else None
         loaded = None
-        if self.verify is not None and self.model is None:
-            raise ValueError("--verify checks the signature of a --model: give --model")
-        if self.model is not None:
+        model = self.resolved().model
+        if model is not None:
             from thunder.model.loader import Artefact
 
-            loaded = Artefact.open(self.model, verify=self.verify).classifier(taxonomy, runtime=self.runtime)
+            loaded = Artefact.open(model, verify=self.verify).classifier(taxonomy, runtime=self.runtime)
         point = (loaded.operating_point if loaded else OperatingPoint()).given(self.threshold, self.grow_threshold)
         if loaded is not None:
             return Deidentifier.from_loaded(loaded, operating_point=point, **options)
         deidentifier = Deidentifier(**options, operating_point=point, taxonomy=taxonomy)
         if not deidentifier.recognizers:
-            raise ValueError("no --model and no recognizers: nothing would be replaced; give --model, or leave "
-                             "--recognizers out for the built-in ones")  # fmt: skip
+            raise ValueError("--recognizers_only and no recognizers: nothing would be replaced; leave --recognizers "
+                             "out for the built-in ones, or drop --recognizers_only for the model")  # fmt: skip
         return deidentifier
+
+    def resolved(self) -> "PipelineOptions":
+        """These options with the path of the model they run: ``--model``'s (an installed model package by name),
+        the shipped model's without one; no model with ``--recognizers_only``."""
+        if not self.recognizers_only:
+            return replace(self, model=resolve_model(self.model))
+        if self.model is not None:
+            raise ValueError("give --model or --recognizers_only, not both")
+        if self.verify is not None:
+            raise ValueError("--verify checks the signature of a model; --recognizers_only runs none")
+        return self
 
 
 class _Ranges:
@@ -548,6 +581,26 @@ class _Ranges:
 @lru_cache(maxsize=1)
 def _default_taxonomy() -> Taxonomy:
     return Taxonomy.load()
+
+
+class NameSurvives(ValueError):
+    """A text replaced as a person's name that stays in clear elsewhere in the same document."""
+
+
+def _check_no_name_survives(text: str, spans: Sequence[ScoredSpan], names: Mapping[str, ScoredSpan],
+                            entities: Mapping[str, Entity], kept_as_written: "_Ranges") -> None:  # fmt: skip
+    """Refuse a document in which a text replaced as a person's name (``names``: its seed by text) stays in clear
+    where it would spread but for the text the policy keeps (legal text, a kept official's name, a protected word),
+    unless a reviewer kept it there."""
+    replaced = _Ranges((s.start, s.end) for s in spans)
+    for start, end, key in find_keys(text, names.keys() & entities.keys()):
+        if replaced.overlap(start, end) or kept_as_written.overlap(start, end):
+            continue
+        if held_back(names[key], text, start, end, None):  # inside a longer word, glued to one: not the name
+            continue
+        raise NameSurvives(f"the name replaced as {entities[key].placeholder} stays in clear at character {start}, "
+                           f"in text the publication policy keeps (legal text, a kept official's name or a "
+                           f"protected word); not written")  # fmt: skip
 
 
 def _common_suffix(a: str, b: str) -> int:

@@ -76,11 +76,15 @@ class PublicationPolicy:
             (a noun ``신호``, ``조합원``, a compound ``계열은행``, a known place ``캄보디아``, an adverb, a verb)
             spreads only to the occurrences where the model itself gives some token at least this 1 - P(O); names,
             unknown and foreign words spread to every occurrence that is a word of its own (0: all of them too).
+        spread_names: a text replaced anywhere in the document as a person's name (of the person label or its
+            category, two to five Hangul syllables, a surname first) is replaced at every occurrence that is a word
+            of its own, whatever its score, the share the detection took, Mecab-ko's reading or the model's evidence
+            there; one left in text the policy keeps fails the document (false: it spreads as any other text).
     """
 
     GROUP: ClassVar[str] = "publication policy"
     ADVANCED: ClassVar[tuple[str, ...]] = ("protected_words", "genre_words", "propagate_threshold", "propagate_share",
-                                           "propagate_evidence")  # fmt: skip
+                                           "propagate_evidence", "spread_names")  # fmt: skip
 
     keep_officials: list[Role] = field(default_factory=lambda: list(OFFICIAL_ROLES))
     keep_regions: bool = True
@@ -90,6 +94,7 @@ class PublicationPolicy:
     propagate_threshold: float = PROPAGATE_THRESHOLD
     propagate_share: float = PROPAGATE_SHARE
     propagate_evidence: float = PROPAGATE_EVIDENCE
+    spread_names: bool = True
 
     def __post_init__(self) -> None:
         roles = self.keep_officials
@@ -97,8 +102,9 @@ class PublicationPolicy:
             raise ValueError(f"keep_officials must be a list of roles among {list(OFFICIAL_ROLES)}, got {roles!r}")
         if unknown := set(roles) - set(OFFICIAL_ROLES):
             raise ValueError(f"keep_officials must be among {list(OFFICIAL_ROLES)}, got {sorted(unknown)}")
-        if not isinstance(self.keep_regions, bool):
-            raise ValueError(f"keep_regions must be true or false, got {self.keep_regions!r}")
+        for name in ("keep_regions", "spread_names"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
         _words(self.legal_text, "legal_text")
         _words(self.protected_words, "protected_words")
         for name in ("propagate_threshold", "propagate_share", "propagate_evidence"):

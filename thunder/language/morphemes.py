@@ -359,6 +359,18 @@ def dictionary_noun(word: str) -> bool:
     return len(morphemes) == 1 and morphemes[0][0] == word and morphemes[0][1] == "NNG"
 
 
+def noun_compound(word: str) -> bool:
+    """Whether Mecab-ko's dictionary holds ``word`` as one compound that starts with a common noun of two syllables or
+    more (``조합원`` = ``조합+원``, ``채권자``, ``이사장``), not with a syllable a name starts with (``홍길동`` =
+    ``홍+길동``)."""
+    lines = _parse(word).splitlines()
+    if len(lines) != 1 or not lines[0].startswith(f"{word}\t"):
+        return False
+    parts = lines[0].split("\t", 1)[1].split("+")
+    first = parts[0].split("/")
+    return len(parts) > 1 and len(first) > 1 and first[1] == "NNG" and len(first[0]) >= 2
+
+
 def is_person(analysis: tuple[tuple[str, str, str], ...]) -> bool:
     """Whether a Mecab-ko analysis (:func:`word_analysis`) is one person's name of its dictionary (``임광순``)."""
     return len(analysis) == 1 and analysis[0][1] == "NNP" and analysis[0][2] == "인명"

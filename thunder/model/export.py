@@ -43,6 +43,7 @@ from thunder.model.loader import (
 )
 
 OPSET = 18  # the ONNX opset of the graphs thunder export writes
+WEIGHT_DTYPES = {"float32": torch.float32, "float16": torch.float16}  # how an export may store its weights
 
 
 def check_new_directory(out: str | Path) -> Path:
@@ -54,7 +55,11 @@ def check_new_directory(out: str | Path) -> Path:
 
 
 def export_checkpoint(
-    checkpoint: str | Path, out: str | Path, tokenizer: str | Path | None = None, verify: str | Path | None = None
+    checkpoint: str | Path,
+    out: str | Path,
+    tokenizer: str | Path | None = None,
+    verify: str | Path | None = None,
+    weights: str = "float32",
 ) -> Path:
     """Write the Hugging Face directory of a MaskedLM / TokenClassifier checkpoint (file or sharded directory).
 
@@ -63,8 +68,11 @@ def export_checkpoint(
     (:meth:`~thunder.model.loader.Artefact.open`). A classifier that cannot be verified (no fingerprint or self-test
     recorded) is refused unless :func:`~thunder.model.integrity.unverified_allowed`, and then its export records
     that it is unverified (``thunder.json``: ``unverified``, covered by its fingerprint), and only where it finds some
-    of the self-test's identifiers (:func:`~thunder.model.integrity.check_detection`).
+    of the self-test's identifiers (:func:`~thunder.model.integrity.check_detection`). ``weights``: the stored
+    precision (:func:`write_export`).
     """
+    if weights not in WEIGHT_DTYPES:
+        raise ValueError(f"weights must be one of {', '.join(WEIGHT_DTYPES)}, got {weights!r}")
     out = check_new_directory(out)
     if verify is not None:
         Artefact.open(checkpoint, verify=verify)
@@ -97,24 +105,33 @@ def export_checkpoint(
     recipe = checkpoint_recipe(data)
     if recipe:
         info["recipe"] = recipe
-    return write_export(out, model, tok, label_set, entry["task"], **info)
+    return write_export(out, model, tok, label_set, entry["task"], weights=weights, **info)
 
 
 def write_export(
-    out: str | Path, model: PreTrainedModel, tokenizer: Any, label_set: Any, task: str, **info: Any
+    out: str | Path,
+    model: PreTrainedModel,
+    tokenizer: Any,
+    label_set: Any,
+    task: str,
+    weights: str = "float32",
+    **info: Any,
 ) -> Path:
     """Write an export directory: safetensors weights and config, tokenizer files, ``thunder.json`` (+ ``info``); a
-    token classifier's fingerprint and self-test answers too (:func:`thunder.model.integrity.record`)."""
+    token classifier's fingerprint and self-test answers too (:func:`thunder.model.integrity.record`). ``weights``:
+    ``float32``, or ``float16`` (half the size: the weights rounded to half precision once, stored so, loaded and run
+    in float32; the fingerprint and the self-test are those of the rounded model, as it loads)."""
     out = check_new_directory(out)
     description: dict[str, Any] = {"format": EXPORT_FORMAT, "task": task, "tokenizer": tokenizer_fingerprint(tokenizer)}
+    model = model.to(WEIGHT_DTYPES[weights]).float().eval()  # as it is loaded again
     if label_set is not None:
         description["label_set"] = label_set.to_dict()
         point = OperatingPoint.from_dict(info.get("operating_point"))
-        model = model.float().eval()  # as it is loaded again
         description |= integrity.record(model.state_dict(), TorchRuntime(model), tokenizer, point,
                                         description["label_set"], description["tokenizer"],
                                         info.get("windows"), info.get("unverified"))  # fmt: skip
-    model.save_pretrained(out, safe_serialization=True)
+    model.to(WEIGHT_DTYPES[weights]).save_pretrained(out, safe_serialization=True)
+    model.float()
     tokenizer.save_pretrained(out)
     text = json.dumps({**description, **info}, ensure_ascii=False, indent=2) + "\n"
     (out / EXPORT_FILE).write_text(text, encoding="utf-8")

@@ -292,7 +292,7 @@ def _export_model(path: Path, config: PretrainedConfig) -> PreTrainedModel:
     if info["missing_keys"]:
         missing = sorted(info["missing_keys"])[:5]
         raise ArtefactError(f"{path}: weights missing for {missing} (not the model config.json describes)")
-    return model.eval()
+    return model.float().eval()  # stored in half precision or not, run in float32 (as fingerprinted)
 
 
 @contextmanager

@@ -677,6 +677,8 @@ def run_settings(pipeline: PipelineOptions, deidentifier: Deidentifier, unverifi
         "propagate_threshold": policy.propagate_threshold if model else None,
         "propagate_share": policy.propagate_share if model else None,
         "genre_words": policy.genre_words if model else None,
+        "propagate_evidence": policy.propagate_evidence if model else None,
+        "spread_names": policy.spread_names,
         **outputs,
     }
 

@@ -240,6 +240,7 @@ class DeidPredictor(LightningModule):
         """
         super().__init__()
         self.save_hyperparameters()
+        pipeline = pipeline.resolved()  # the shipped model without --model
         self.pipeline, self.policy, self.allow_unverified = pipeline, policy, allow_unverified
         with unverified_allowed(allow_unverified):
             self.deid = pipeline.build(policy)

@@ -37,7 +37,7 @@ from thunder.deid.policy import PROTECTED_WORDS
 from thunder.identifiers.base import PatternRecognizer, ScoredSpan
 from thunder.language.genre import load_genre_words
 from thunder.language.legal import PARTY_ROLES, PERSON_ROLES, ROLE_WORDS, LegalText
-from thunder.language.morphemes import final_particles, is_person, word_analysis
+from thunder.language.morphemes import final_particles, is_person, noun_compound, word_analysis
 from thunder.language.particles import PARTICLE_RUN, agrees
 from thunder.language.regions import PLACE_NAMES
 from thunder.synthesis.names import DOUBLE_SURNAMES, SURNAMES
@@ -119,11 +119,11 @@ def _word_and_grammar(analysis: tuple[tuple[str, str, str], ...]) -> bool:
 
 def _name_shaped_noun(reading: str, analysis: tuple[tuple[str, str, str], ...]) -> bool:
     """Whether ``reading`` is a dictionary noun shaped like a name and rare as a word: three syllables, one of the
-    :data:`COMMON_SURNAMES` first, one common noun by Mecab-ko that is none of the general nouns of Korean
-    (``홍길동``, the dictionary's everyman, is a noun there; ``이야기`` is a general noun; ``구치소`` starts with no
-    common surname)."""
+    :data:`COMMON_SURNAMES` first, one common noun by Mecab-ko that is none of the general nouns of Korean and no
+    compound of a common noun (``홍길동``, the dictionary's everyman, is a noun there, ``홍+길동``; ``이야기`` is a
+    general noun; ``조합원`` is ``조합+원``; ``구치소`` starts with no common surname)."""
     return (len(reading) == 3 and reading[0] in COMMON_SURNAMES and len(analysis) == 1 and analysis[0][1] == "NNG"
-            and reading not in _general_nouns())  # fmt: skip
+            and reading not in _general_nouns() and not noun_compound(reading))  # fmt: skip
 
 
 @lru_cache(maxsize=1)
@@ -131,10 +131,17 @@ def _general_nouns() -> frozenset[str]:
     return frozenset(load_general_nouns())
 
 
-def _common_compound(name: str) -> bool:
-    """Whether Mecab-ko reads ``name`` as two common nouns of two syllables or more (``신문조서``, ``사촌언니``)."""
+def _common_compound(name: str, particles: bool = False) -> bool:
+    """Whether Mecab-ko reads ``name`` as two nouns of two syllables or more, the second a common noun, the first a
+    common noun or a place (``신문조서``, ``사촌언니``; an office or a body of a place: ``김해군수``, ``양양군청``);
+    with ``particles``, so followed by one particle or more (``단독명의|로``)."""
     analysis = word_analysis(name)
-    return len(analysis) == 2 and all(m[1] == "NNG" and len(m[0]) >= 2 for m in analysis)
+    nouns, rest = analysis[:2], analysis[2:]
+    if (len(nouns) != 2 or not all(len(m[0]) >= 2 for m in nouns) or nouns[1][1] != "NNG"
+            or bool(rest) != particles or not all(m[1].startswith("J") for m in rest)):  # fmt: skip
+        return False
+    place = nouns[0][1:] == ("NNP", "지명") and name[:2] not in DOUBLE_SURNAMES  # 남궁|지연 is a name
+    return nouns[0][1] == "NNG" or place
 
 
 @lru_cache(maxsize=1)
@@ -170,8 +177,10 @@ def name_in(word: str, shared: frozenset[str] = frozenset(), particles: bool = T
     ranked = sorted(readings, key=lambda r: (r not in shared, -len(r) if r in shared else 0, r not in persons,
                                              preference[len(r)]))  # fmt: skip
     legal, words = _not_names()
+    if _common_compound(word, particles=True):
+        return None  # a compound of nouns and its particles (단독명의|로), whatever a shorter reading
     for name in ranked:
-        if not _surname_first(name):
+        if not surname_first(name):
             continue
         if name in words or word in words or _common_compound(name) or any(s.start == 0 for s in legal.find(name)):
             return None
@@ -181,7 +190,7 @@ def name_in(word: str, shared: frozenset[str] = frozenset(), particles: bool = T
     return None
 
 
-def _surname_first(word: str) -> bool:
+def surname_first(word: str) -> bool:
     """Whether ``word`` starts with a Korean surname (``남궁``, ``김``)."""
     return word[:2] in DOUBLE_SURNAMES or word[0] in _SURNAMES
 
@@ -218,7 +227,7 @@ def _listed_parties(text: str, start: int) -> list[tuple[int, int]]:
         item = _LIST_ITEM.match(line)
         if item and int(item.group("number")) == expected:
             word = item.group("word")
-            if word and _surname_first(word) and party_name(word):
+            if word and surname_first(word) and party_name(word):
                 names.append((position + item.start("word"), position + item.end("word")))
             elif expected == 1:
                 break  # a list of parties starts with a name (원고 1. 소유권이전등기절차를 ...: no list)
@@ -308,7 +317,7 @@ def _listed_between(text: str, names: list[tuple[int, int]]) -> list[tuple[int, 
         if between is None:
             continue
         word = between.group("word")
-        if _surname_first(word) and not _role_at_an_end(word) and word not in words and not legal.find(word):
+        if surname_first(word) and not _role_at_an_end(word) and word not in words and not legal.find(word):
             found.append(between.span("word"))
     return found
 
