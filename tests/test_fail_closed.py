@@ -355,6 +355,19 @@ def _tree(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
+@pytest.mark.parametrize("link", ["symbolic", "hard"])
+def test_a_lock_file_linked_elsewhere_is_refused_and_never_written_through(tmp_path: Path, link: str) -> None:
+    """Issue 80: ``OUT/.thunder.lock`` linked to an input is refused in one line; the input keeps its text."""
+    source = _tree(tmp_path, {"in/a.txt": PHONE}) / "in" / "a.txt"
+    (tmp_path / "out").mkdir()
+    lock = tmp_path / "out" / ".thunder.lock"
+    lock.symlink_to(source) if link == "symbolic" else lock.hardlink_to(source)
+    code, error = deid(str(source), "--out", str(tmp_path / "out"))
+    assert (code, error) == (1, f"thunder deid: error: {lock} is not a lock file of its own (a link, or not a plain "
+                                "file); remove it or choose another directory")  # fmt: skip
+    assert source.read_text(encoding="utf-8") == PHONE and not (tmp_path / "out" / "a.txt").exists()
+
+
 def test_inputs_with_the_same_name_keep_their_layout(tmp_path: Path) -> None:
     _tree(tmp_path, {"a/x.txt": PHONE, "b/x.txt": "메일 kim@example.com", "c/d.jsonl": '{"id": 1, "text": "1"}\n',
                      "e/d.jsonl": '{"id": 1, "text": "2"}\n'})  # fmt: skip

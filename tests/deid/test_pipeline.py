@@ -395,18 +395,18 @@ def test_a_found_persons_name_never_survives_as_a_word(deid: Deidentifier) -> No
     """Issue 79: a text replaced as a person's name is replaced at every occurrence that is a word of its own, in a
     defined term's quotes too, whatever Mecab-ko reads (이주|이: common words), the model's score there or the span's
     own (under ``propagate_threshold``); glued inside a longer word it stays; left in text the policy keeps (a kept
-    judge of the same name) it fails the document; ``spread_names`` false: as before."""
+    judge of the same name) it fails the document; ``spread_names`` false (the default): as before."""
+    names = Deidentifier(recognizers=[], policy=PublicationPolicy(spread_names=True))
     text = "피고 조합원 공소외 이주이(이하 ‘공소외 이주이 등’이라 한다)는 항소하였다. 공소외 이주이 등의 항소와 이주이민자."
     spans = [dataclasses.replace(first_span(text, "이주이"), score=0.4)]
     scores = _scores(text, ("이주이", 0, 0.4))
-    result = deid.apply(text, spans, scores)
+    result = names.apply(text, spans, scores)
     assert result.text == "피고 조합원 공소외 A(이하 ‘공소외 A 등’이라 한다)는 항소하였다. 공소외 A 등의 항소와 이주이민자."
     check_invariants(text, result, spans, scores=scores)
-    before = Deidentifier(recognizers=[], policy=PublicationPolicy(spread_names=False)).apply(text, spans, scores)
-    assert before.text.count("이주이") == 3
+    assert deid.apply(text, spans, scores).text.count("이주이") == 3
     judged = "피고인 김영수는 항소하였다.\n판사 김영수"
     with pytest.raises(NameSurvives, match="the name replaced as A stays in clear at character 19, in text the "):
-        deid.apply(judged, [first_span(judged, "김영수")], [0.9] * len(judged))
+        names.apply(judged, [first_span(judged, "김영수")], [0.9] * len(judged))
     with pytest.raises(ValueError, match="spread_names must be true or false, got 1"):
         PublicationPolicy(spread_names=1)
 

@@ -73,7 +73,7 @@ from thunder.deid.recognizers.registry import Recognizer, ScoredSpan, load_recog
 from thunder.documents.annotation import placeholder_sequence
 from thunder.language.legal import official_names
 from thunder.language.markup import Markup, closing_markup
-from thunder.language.morphemes import common_vocabulary, inside_word
+from thunder.language.morphemes import common_vocabulary, dictionary_noun, inside_word
 from thunder.language.particles import fix_particle, particle_choice
 from thunder.language.tokenizer import Windows
 from thunder.language.views import TextView, composed
@@ -276,13 +276,14 @@ class Deidentifier:
     def _person_names(self, text: str, spans: Iterable[ScoredSpan]) -> frozenset[str]:
         """The texts replaced as a person's name (:attr:`~thunder.deid.policy.PublicationPolicy.spread_names`): spans
         of the person label or its category (a model of categories labels a person so), two to five Hangul syllables
-        that start with a surname."""
+        that start with a surname and are not one common noun of the dictionary (``변호인``, ``여인숙``: a model of
+        categories gives a person's category to more than names)."""
         person = next(iter(self.taxonomy.filled_by("korean_name")), None)
         if person is None:
             return frozenset()
         return frozenset(key for s in spans if s.label in (person.name, person.category) and s.source != "propagated"
                          for key in [entity_key(text[s.start : s.end])]
-                         if _HANGUL_NAME.fullmatch(key) and surname_first(key))  # fmt: skip
+                         if _HANGUL_NAME.fullmatch(key) and surname_first(key) and not dictionary_noun(key))  # fmt: skip
 
     def coordinated_spans(self, text: str, spans: list[ScoredSpan]) -> list[ScoredSpan]:
         """Persons' names joined to a found one (a Hangul span of the person label or category; at the ends of a list,

@@ -31,12 +31,14 @@ id ``X`` of ``c.jsonl`` as ``OUT/c/X.txt``, its spans beside it as ``X.txt.spans
 from __future__ import annotations
 
 import datetime
+import errno
 import fcntl
 import hashlib
 import json
 import os
 import signal
 import socket
+import stat
 import sys
 import time
 from dataclasses import asdict, dataclass, replace
@@ -549,7 +551,18 @@ class OutputPlan:
 
     def _take_lock(self) -> None:
         path = self.out / LOCK_FILE  # type: ignore[operator]
-        descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        refused = InputError(f"{path} is not a lock file of its own (a link, or not a plain file); remove it or "
+                             "choose another directory")  # fmt: skip
+        try:  # never through a link: a lock linked to an input would be written over it
+            descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        except OSError as error:
+            if error.errno in (errno.ELOOP, errno.EISDIR):
+                raise refused from None
+            raise
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode) or status.st_nlink != 1:
+            os.close(descriptor)
+            raise refused
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
