@@ -223,8 +223,8 @@ def release_tags() -> list[str]:
 
 
 def rerecord(export: Path) -> None:
-    """Record an export's fingerprint and self-test answers again, as one who edited its weights or operating point
-    and covered their tracks would (the checks after the fingerprint must still refuse what they refuse)."""
+    """Record an export's fingerprint (its ONNX graph's digest included) and self-test answers again, as one who edited
+    its weights, operating point, configuration or graph entry and covered their tracks would (the checks after the fingerprint must still refuse what they refuse)."""
     from transformers import AutoModelForTokenClassification
 
     from thunder.language.release_tokenizer import load_tokenizer
@@ -237,5 +237,7 @@ def rerecord(export: Path) -> None:
     model = AutoModelForTokenClassification.from_pretrained(export).eval()
     point = OperatingPoint.from_dict(info.get("operating_point"))
     info |= integrity.record(model.state_dict(), TorchRuntime(model), load_tokenizer(export), point,
-                             info["label_set"], info["tokenizer"], info.get("windows"))  # fmt: skip
+                             info["label_set"], info["tokenizer"], model.config, info.get("windows"))  # fmt: skip
+    info["fingerprint"] = integrity.fingerprint(model.state_dict(), point.to_dict(), info["label_set"], info["tokenizer"],
+                                                info.get("windows"), None, **integrity.covered(info, model.config))  # fmt: skip
     (export / EXPORT_FILE).write_text(json.dumps(info, ensure_ascii=False), encoding="utf-8")

@@ -195,7 +195,7 @@ def test_the_recorded_figures_include_pooled_fillings() -> None:
     recorded = results.values(results.load())
     gold = [m["figures"] for name, m in results.load()["measurements"].items() if name.startswith("gold-")]
     pooled = sum(f["all"][0] for f in gold), sum(f["all"][1] for f in gold)
-    assert {"0.9408", "0.35%", results._pct(*pooled)} <= recorded  # the shipped model's, as the docs write them
+    assert {"0.9426", "0.27%", results._pct(*pooled)} <= recorded  # the shipped model's, as the docs write them
 
 
 @pytest.mark.parametrize(

@@ -200,9 +200,10 @@ def test_a_model_that_is_not_what_it_claims_does_not_run(tmp_path: Path, export:
         from thunder.model.decoding import OperatingPoint
 
         current = json.loads((broken / "thunder.json").read_text(encoding="utf-8"))
-        state = AutoModelForTokenClassification.from_pretrained(broken).state_dict()
+        model = AutoModelForTokenClassification.from_pretrained(broken)
         point = OperatingPoint.from_dict(current.get("operating_point"))
-        digest = integrity.fingerprint(state, point.to_dict(), info["label_set"], info["tokenizer"])
+        digest = integrity.fingerprint(model.state_dict(), point.to_dict(), info["label_set"], info["tokenizer"],
+                                       current.get("windows"), None, **integrity.covered(current, model.config))
         _edit_info(broken, fingerprint=digest)
     source = _tree(tmp_path, {"a.txt": "피고인 홍길동은 피해자 김영희에게 010-1234-5678로 연락하였다.\n"}) / "a.txt"
     code, error = deid("--model", str(broken), str(source), "--out", str(tmp_path / "out"))
@@ -355,6 +356,90 @@ def _tree(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
+VARIANTS = [  # (text, what must not stay, what must stay)
+    ("전화 0 1 0 - 1 2 3 4 - 5 6 7 8로 연락하였다.", "5 6 7", "로 연락"),
+    ("주민등록번호 &#56;&#48;&#48;&#49;&#48;&#49;-&#49;&#50;&#51;&#52;&#53;&#54;&#55; 이다.", "&#55;", " 이다."),
+    ("주민등록번호 &#x38;00101-1234567 이다.", "1234567", " 이다."),
+    ("주민등록번호 800101-123\n4567 이다.", "4567", " 이다."),
+    ("전화 010-1234-56\n78로 연락하였다.", "78로", "로 연락"),
+    ("피고인 김\u200b민수는 말하였다.", "민수", "는 말하였다"),
+    ("피고인 '김민수'는 말하였다.", "김민수", "'는 말하였다"),
+    ("피고인 1. 김철수는\n범행하였다.", "김철수", "는\n범행"),
+]
+
+
+@pytest.mark.parametrize(("text", "gone", "kept"), VARIANTS, ids=[f"variant-{i}" for i in range(len(VARIANTS))])
+def test_identifiers_written_another_way_are_found_without_a_model(text: str, gone: str, kept: str) -> None:
+    """Class: variants (issue 80). Digits typed one by one, numeric character references, a digit group wrapped
+    inside, a zero-width space inside a name after its role, a quoted name, a name ending a list item's line: the
+    recognizers alone replace them, and the particle after them stays."""
+    from thunder.deid.pipeline import Deidentifier
+
+    result = Deidentifier()(text)
+    assert gone not in result.text and kept in result.text, result.text
+
+
+def test_a_long_quoted_word_after_a_role_is_read_not_refused() -> None:
+    """A quoted word after a role longer than a name (a title, a defined term) is no name and breaks nothing."""
+    from thunder.deid.pipeline import Deidentifier
+
+    text = "증인 '대한민국헌법해설'을 읽었다. 피고 '한국전력공사'는 답하였다.\n"
+    assert Deidentifier()(text).text == text
+
+
+def test_one_identifier_written_two_ways_is_one_entity() -> None:
+    """The same resident number as digits and as character references, a name with and without a zero-width space:
+    one placeholder each (the entity's key is read as the recognizers read it)."""
+    from thunder.deid.pipeline import Deidentifier
+
+    text = ("주민등록번호 800101-1234567, 다시 &#56;00101-1234567.\n피고인 김민수는 말하였다. 피고인 김\u200b민수는 "
+            "웃었다.\n")  # fmt: skip
+    result = Deidentifier()(text)
+    assert result.text == "주민등록번호 A, 다시 A.\n피고인 B는 말하였다. 피고인 B는 웃었다.\n", result.text
+
+
+def test_a_mistyped_key_file_is_refused_and_never_created(tmp_path: Path) -> None:
+    """Issue 82: a mapping that holds records takes the key that sealed them; a key file that does not exist is
+    refused in one line naming both options, and no stray key is left behind."""
+    _tree(tmp_path, {"in/a.txt": PHONE, "in2/b.txt": PHONE})
+    mapping, key = tmp_path / "m.jsonl", tmp_path / "k.key"
+    assert deid(str(tmp_path / "in"), "--out", str(tmp_path / "out"), "--mapping", str(mapping), "--key_file",
+                str(key)) == (0, "")  # fmt: skip
+    code, line = deid(str(tmp_path / "in2"), "--out", str(tmp_path / "out2"), "--mapping", str(mapping), "--key_file",
+                      str(tmp_path / "k.kye"))  # fmt: skip
+    assert code == 1 and f"--key_file {tmp_path / 'k.kye'} does not exist, but --mapping {mapping} holds" in line, line
+    assert not (tmp_path / "k.kye").exists()
+
+
+def test_a_folder_that_cannot_be_read_is_a_failure_with_its_name(tmp_path: Path, monkeypatch) -> None:
+    """Class: records that prove (issue 80). A subfolder the run cannot read is one line naming it and a non-zero
+    exit, never "1 written, 0 failed" over the folders it could read."""
+    _tree(tmp_path, {"in/a.txt": PHONE, "in/locked/b.txt": PHONE})
+    locked, scandir = str(tmp_path / "in" / "locked"), os.scandir
+
+    def refusing(path=".") -> object:  # what a folder without read permission answers (root reads them all)
+        if os.fspath(path) == locked:
+            raise PermissionError(errno.EACCES, "Permission denied", locked)
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", refusing)
+    code, line = deid(str(tmp_path / "in"), "--out", str(tmp_path / "out"))
+    assert code == 1 and line.startswith(f"thunder deid: error: {locked}: a folder that cannot be read"), line
+    assert not (tmp_path / "out" / "a.txt").exists()
+
+
+def test_the_contents_of_a_word_list_option_are_in_the_settings_key(tmp_path: Path, export: Path) -> None:
+    """Class: records that prove (issue 80). A ``--genre_words`` file edited between two runs into one folder changes
+    the outputs' settings: the second run is refused, not counted "already done"."""
+    _tree(tmp_path, {"in/a.txt": PHONE, "words.txt": "사건\n"})
+    args = [str(tmp_path / "in"), "--out", str(tmp_path / "out"), "--model", str(export), "--genre_words",
+            str(tmp_path / "words.txt")]  # fmt: skip
+    assert deid(*args) == (0, "")
+    (tmp_path / "words.txt").write_text("사건\n피해자\n", encoding="utf-8")
+    code, line = deid(*args)
+    assert code == 1 and "made under other settings" in line and "genre_words" in line, line
+
+
 @pytest.mark.parametrize("link", ["symbolic", "hard"])
 def test_a_lock_file_linked_elsewhere_is_refused_and_never_written_through(tmp_path: Path, link: str) -> None:
     """Issue 80: ``OUT/.thunder.lock`` linked to an input is refused in one line; the input keeps its text."""
@@ -478,11 +563,11 @@ def test_a_full_disk_stops_with_one_line_and_the_run_resumes(tmp_path: Path, mon
     _tree(tmp_path, {f"in/{i}.txt": f"문서 {i} 연락처 010-1234-56{i:02d}" for i in range(4)})
     out, original, calls = tmp_path / "out", plan.write_atomic, {"n": 0}
 
-    def full(path, text, mode=None):
+    def full(path, text, *args, **kwargs):
         calls["n"] += 1
         if calls["n"] == 3:
             raise OSError(errno.ENOSPC, "No space left on device", str(path))
-        return original(path, text, mode)
+        return original(path, text, *args, **kwargs)
 
     monkeypatch.setattr(plan, "write_atomic", full)
     code, error = deid(str(tmp_path / "in"), "--out", str(out), "--batch_size", "1")
@@ -739,10 +824,12 @@ OUTPUT_CASES = {
         lambda root: [r["doc"] for r in records(root / "all.jsonl")] == ["in/a.txt", "in/b.txt", "other/c.txt",
                                                                          "in/b.txt"],
     ),
-    "spans and mapping are created readable by the owner only": Case(
-        {"d1.txt": PHONE},
-        [(["d1.txt", "--spans", "s.jsonl", "--mapping", "m.jsonl", "--key_file", "k", "--out", "out"], 0, "")],
-        lambda root: all((root / n).stat().st_mode & 0o777 == 0o600 for n in ("s.jsonl", "m.jsonl", "out/d1.txt")),
+    "spans and mapping are created readable by the owner only; an output takes its input's read and write bits": Case(
+        {"d1.txt": PHONE, "d2.txt": PHONE},
+        [lambda root, state: ((root / "d1.txt").chmod(0o750), (root / "d2.txt").chmod(0o600)),
+         (["d1.txt", "d2.txt", "--spans", "s.jsonl", "--mapping", "m.jsonl", "--key_file", "k", "--out", "out"], 0, "")],
+        lambda root: all((root / n).stat().st_mode & 0o777 == 0o600 for n in ("s.jsonl", "m.jsonl"))
+        and [(root / "out" / n).stat().st_mode & 0o777 for n in ("d1.txt", "d2.txt")] == [0o640, 0o600],
     ),
     "with --recognizers_only, every run says what is and is not replaced": Case(
         {"d1.txt": PHONE},
@@ -1092,36 +1179,86 @@ def test_a_document_mecab_refuses_whole_is_tokenized_in_parts() -> None:
 # ----------------------------------------------------------------------------------------------- issue 71: names
 
 
+HIDDEN = re.compile(r"doc-[0-9a-f]{20}")
+
+
 @pytest.mark.parametrize("with_model", [False, True], ids=["recognizers", "model"])
-def test_ids_and_file_names_are_de_identified_unless_kept(tmp_path: Path, export: Path, with_model: bool,
-                                                          capsys) -> None:  # fmt: skip
-    """A JSONL id or a file or folder name holding identifiers is de-identified by the recognizers (two that would meet
-    get a counter; a re-run finds them done); ``--keep_names`` keeps them, and the run record says which."""
+def test_names_and_ids_that_hold_identifiers_are_named_by_digest_unless_kept(tmp_path: Path, export: Path,
+                                                                            with_model: bool, capsys) -> None:  # fmt: skip
+    """Class: names are data (issues 71, 80). A JSONL id, file or folder name in which the recognizers find an
+    identifier, or that holds a text replaced in its own document, is replaced whole by its input's digest (never
+    partly: ``홍길동_A.txt`` kept the name); two such inputs never share an output; a re-run finds them done;
+    ``--keep_names`` keeps them, and the run record says which."""
     ids = ["2020고단1234_홍길동_900101-1234567", "2020고단1234_홍길동_900101-1234568", "plain"]
     lines = "".join(json.dumps({"id": i, "text": "전화 010-1111-2222"}, ensure_ascii=False) + "\n" for i in ids)
+    named_in_text = "피고인 홍길동은 010-2222-3333으로 전화하였다.\n"
     source = _tree(tmp_path / "in", {"2020고단1234_홍길동_010-1234-5678.txt": PHONE, "hong@naver.com/a.txt": PHONE,
-                                     "cases.jsonl": lines})  # fmt: skip
+                                     "cases.jsonl": lines, "홍길동.txt": named_in_text,
+                                     "2020고단5678.txt": PHONE})  # fmt: skip
     model = ["--model", str(export)] if with_model else []
     out = tmp_path / "out"
     assert deid(str(source), "--out", str(out), *model) == (0, "")
-    assert "output names or ids de-identified (--keep_names keeps them)" in capsys.readouterr().err
+    assert "outputs named by their inputs' digests" in capsys.readouterr().err
     names = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and not p.name.startswith("."))
     written = [json.loads(line)["id"] for line in (out / "cases.jsonl").read_text(encoding="utf-8").splitlines()]
-    leaks = ("010-1234-5678", "900101-123456", "hong@naver.com")
+    leaks = ("010-1234-5678", "900101-123456", "hong@naver.com", "홍길동")
     assert not any(leak in name for leak in leaks for name in names + written), (names, written)
-    assert len(set(written)) == 3 and written[2] == "plain" and len(names) == 3
-    # the recognizers alone, with a model too: the same names from run to run
-    assert names == ["2020고단1234_홍길동_A.txt", "A/a.txt", "cases.jsonl"]
-    assert written == ["2020고단1234_홍길동_A", "2020고단1234_홍길동_A_2", "plain"]
-    assert json.loads((out / ".thunder-run.json").read_text())["outputs"]  # the record names the new names
+    assert "2020고단5678.txt" in names and "cases.jsonl" in names  # clean names stay
+    hidden = [n for n in names if HIDDEN.fullmatch(n.removesuffix(".txt"))]
+    assert len(hidden) == 3 and len(names) == 5  # the phone, the e-mail folder, the name its text replaced
+    assert written[2] == "plain" and all(HIDDEN.fullmatch(i) for i in written[:2]) and written[0] != written[1]
     assert '"keep_names": false' in (out / ".thunder-run.json").read_text()
     assert deid(str(source), "--out", str(out), *model) == (0, "")  # resumed: every document found done
-    assert "0 written, 5 already done" in capsys.readouterr().err  # two text files, the JSONL's three
+    assert "0 written, 7 already done" in capsys.readouterr().err  # four text files, the JSONL's three
+    again = tmp_path / "again"
+    assert deid(str(source), "--out", str(again), *model) == (0, "")  # the same digests from run to run
+    assert sorted(str(p.relative_to(again)) for p in again.rglob("*") if not p.name.startswith(".")) == names
     kept = tmp_path / "kept"
     assert deid(str(source), "--out", str(kept), "--keep_names", *model) == (0, "")
     assert (kept / "2020고단1234_홍길동_010-1234-5678.txt").is_file() and (kept / "hong@naver.com/a.txt").is_file()
     assert [json.loads(line)["id"] for line in (kept / "cases.jsonl").read_text(encoding="utf-8").splitlines()] == ids
     assert '"keep_names": true' in (kept / ".thunder-run.json").read_text()
+
+
+def test_the_digest_is_of_the_document_not_of_its_name(tmp_path: Path) -> None:
+    """A hidden name cannot be found by trying names: the same name over another document gets another digest."""
+    first = _tree(tmp_path / "a", {"홍길동_800101-1234567.txt": PHONE})
+    second = _tree(tmp_path / "b", {"홍길동_800101-1234567.txt": PHONE + PHONE})
+    outputs = []
+    for source in (first, second):
+        out = tmp_path / f"out-{source.name}"
+        assert deid(str(source), "--out", str(out)) == (0, "")
+        outputs += [p.name for p in out.iterdir() if not p.name.startswith(".")]
+    assert len(outputs) == 2 and outputs[0] != outputs[1] and all(HIDDEN.fullmatch(o[:-4]) for o in outputs)
+
+
+def test_the_spans_file_and_queue_never_name_the_input_folder_or_a_hidden_input(tmp_path: Path, capsys) -> None:
+    """Class: names are data, every surface. The spans file's ``doc`` and the queue's ``id`` never hold the folder a
+    file was read from when its name identifies (``case-800101-1234567/``), under ``--in_place`` and
+    ``--no_span_text`` too; a failure line names a hidden input by its digest; control characters in a name are
+    escaped, so an error line stays one line."""
+    source = _tree(tmp_path / "case-800101-1234567", {"a.txt": PHONE, "홍길동_010-9999-8888.txt": PHONE})
+    spans, queue = tmp_path / "s.jsonl", tmp_path / "q.jsonl"
+    assert deid(str(source), "--out", str(tmp_path / "out"), "--spans", str(spans), "--review_queue", str(queue),
+                "--no_span_text") == (0, "")  # fmt: skip
+    for path in (spans, queue):
+        text = path.read_text(encoding="utf-8")
+        assert "800101" not in text and "홍길동" not in text and "9999" not in text, text
+    assert all(HIDDEN.fullmatch(r["doc"].removesuffix(".txt")) for r in records(spans))
+    in_place = _tree(tmp_path / "case-900101-1234567", {"b.txt": PHONE, "홍길동_010-7777-6666.txt": PHONE})
+    assert deid(str(in_place), "--in_place", "--spans", str(tmp_path / "s2.jsonl"), "--no_span_text") == (0, "")
+    text = (tmp_path / "s2.jsonl").read_text(encoding="utf-8")
+    assert "900101" not in text and "홍길동" not in text and "7777" not in text, text
+    assert (in_place / "홍길동_010-7777-6666.txt").read_text(encoding="utf-8") != PHONE  # written over itself
+    broken = _tree(tmp_path / "broken", {"홍길동_010-5555-4444.txt": "", "x\ny: 1 written, 0 failed.txt": ""})
+    (broken / "홍길동_010-5555-4444.txt").write_bytes(b"\xff\xfe\xfa")
+    (broken / "x\ny: 1 written, 0 failed.txt").write_bytes(b"\xff\xfe\xfa")
+    capsys.readouterr()
+    code, _ = deid(str(broken), "--out", str(tmp_path / "out-broken"))
+    err = capsys.readouterr().err
+    assert code == 1 and "5555" not in err and "홍길동" not in err, err
+    assert not any(line.startswith("y: ") for line in err.splitlines()) and "x\\ny" in err, err
+
 
 
 # ------------------------------------------------------------------------------------ issue 71: text as written
@@ -1270,9 +1407,9 @@ def test_particles_after_a_replacement_are_kept_as_written_or_fixed(tokenizer, t
 
 
 def test_the_spans_file_and_review_queue_name_documents_as_the_outputs_do(tmp_path: Path, capsys) -> None:
-    """Ids and file names de-identified in the outputs are de-identified in the spans file and the review queue
-    too (issue 71: they kept the originals); the encrypted mapping keeps the originals for ``reidentify``, a re-run
-    keeps one record per document, and ``--keep_names`` keeps the inputs' own everywhere."""
+    """Ids and file names hidden in the outputs are hidden in the spans file and the review queue too (issue 71:
+    they kept the originals); the encrypted mapping keeps the originals for ``reidentify``, a re-run keeps one
+    record per document, and ``--keep_names`` keeps the inputs' own everywhere."""
     lines = json.dumps({"id": "2020고단1234_900101-1234568", "text": PHONE}, ensure_ascii=False) + "\n"
     source = _tree(tmp_path / "in", {"2020고단1234_홍길동_010-1234-5678.txt": PHONE, "cases.jsonl": lines})
     spans, queue, mapping, key = (tmp_path / name for name in ("s.jsonl", "q.jsonl", "m.jsonl", "k.key"))
@@ -1280,17 +1417,15 @@ def test_the_spans_file_and_review_queue_name_documents_as_the_outputs_do(tmp_pa
             "--key_file", str(key)]  # fmt: skip
     out = tmp_path / "out"
     assert deid(*args, "--out", str(out)) == (0, "")
-    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == ["2020고단1234_홍길동_A.txt",
-                                                                                    "cases.jsonl"]  # fmt: skip
-    written = [json.loads(line)["id"] for line in (out / "cases.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert written == ["2020고단1234_A"]
-    expected = {("2020고단1234_홍길동_A.txt", str(source / "2020고단1234_홍길동_A.txt")),
-                ("cases.jsonl", "2020고단1234_A")}  # fmt: skip
+    (hidden,) = [p.name for p in out.iterdir() if not p.name.startswith(".") and p.name != "cases.jsonl"]
+    assert HIDDEN.fullmatch(hidden.removesuffix(".txt"))
+    (written,) = [json.loads(line)["id"] for line in (out / "cases.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert HIDDEN.fullmatch(written)
+    expected = {(hidden, hidden), ("cases.jsonl", written)}
     assert {(r["file"], r["doc"]) for r in records(spans)} == expected
     assert {(r["file"], r["id"]) for r in records(queue)} == expected
     restored = tmp_path / "restored"
-    main(["reidentify", "--mapping", str(mapping), "--key_file", str(key), str(out / "2020고단1234_홍길동_A.txt"),
-          "--out", str(restored)])  # fmt: skip
+    main(["reidentify", "--mapping", str(mapping), "--key_file", str(key), str(out / hidden), "--out", str(restored)])
     assert next(restored.rglob("*.txt")).read_text(encoding="utf-8") == PHONE
     for again in ([], ["--overwrite"]):  # resumed, or done again: one record per document
         assert deid(*args, "--out", str(out), *again) == (0, "")

@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -41,6 +42,7 @@ from prediction_cache import cached_predictions  # tools/prediction_cache.py
 from thunder.commands.evaluate import RecipeOptions
 from thunder.data import Filler
 from thunder.deid.pipeline import Deidentifier, DeidResult, PipelineOptions
+from thunder.deid.overlaps import word_of_its_own
 from thunder.deid.policy import PublicationPolicy
 from thunder.documents.corpus import plan, records
 from thunder.documents.published import read_published
@@ -55,6 +57,7 @@ PRECEDENTS = ROOT / "benchmarks" / "precedents" / "precedents.jsonl"
 NAME = "내국인이름"
 ORGANISATIONS = frozenset({"사업체", "조직", "기관및시설"})  # the taxonomy's categories of companies and bodies
 VERB_LIKE = ("V", "XS", "E", "J")  # parts of speech of a last syllable that reads as no part of a name
+SURVIVORS: Counter[str] = Counter()  # found-name survivors of the published sets, by text
 
 
 def verb_like(name: str) -> bool:
@@ -63,9 +66,19 @@ def verb_like(name: str) -> bool:
     return bool(morphemes) and morphemes[-1][1].startswith(VERB_LIKE)
 
 
-def published_figures(docs: list[dict], results: list[DeidResult]) -> dict[str, dict[str, int]]:
+def name_survivors(deid: Deidentifier, text: str, result: DeidResult) -> Counter[str]:
+    """The occurrences, as words of their own, of a text the result replaced as a person's name
+    (:meth:`~thunder.deid.pipeline.Deidentifier.person_names`: no common noun the model gave a person's label) that its
+    output still holds in clear (issue 79: none should)."""
+    return Counter(name for name in deid.person_names(text, result.spans)
+                   for m in re.finditer(re.escape(name), result.text)
+                   if word_of_its_own(result.text, m.start(), m.end()))  # fmt: skip
+
+
+def published_figures(docs: list[dict], results: list[DeidResult], deid: Deidentifier) -> dict[str, dict[str, int]]:
     """Per kind (and ``all``): documents, non-whitespace characters, replaced, of it persons' names
-    (:func:`~thunder.language.morphemes.is_person`) and propagated, and propagated spans inside a longer word."""
+    (:func:`~thunder.language.morphemes.is_person`) and propagated, propagated spans inside a longer word, and
+    found-name survivors (:func:`name_survivors`)."""
     figures: dict[str, Counter[str]] = defaultdict(Counter)
     for record, result in zip(docs, results):
         text = record["text"]
@@ -73,6 +86,10 @@ def published_figures(docs: list[dict], results: list[DeidResult]) -> dict[str, 
             row = figures[kind]
             row["documents"] += 1
             row["characters"] += sum(not c.isspace() for c in text)
+            survivors = name_survivors(deid, text, result)
+            row["survivors"] += survivors.total()
+            if kind == "all":
+                SURVIVORS.update(survivors)
             for span in result.spans:
                 replaced = sum(not c.isspace() for c in text[span.start : span.end])
                 row["replaced"] += replaced
@@ -85,9 +102,10 @@ def published_figures(docs: list[dict], results: list[DeidResult]) -> dict[str, 
     return {kind: dict(row) for kind, row in sorted(figures.items())}
 
 
-def filled_figures(documents: list[SynthesizedDocument], report: EvaluationReport) -> dict[str, object]:
-    """Leaks of names (and of verb-like names apart), organisations and the rest, from one report, and the texts of
-    the names and organisations leaked."""
+def filled_figures(documents: list[SynthesizedDocument], report: EvaluationReport, results: dict[str, DeidResult],
+                   deid: Deidentifier) -> dict[str, object]:  # fmt: skip
+    """Leaks of names (and of verb-like names apart), organisations and the rest, from one report, found-name
+    survivors (:func:`name_survivors`) and the texts of the names and organisations leaked."""
     leaked = {(m.doc_id, m.start, m.end) for m in report.leaked}
     groups: dict[str, LeakCount] = defaultdict(LeakCount)
     labels = report.label_tiers  # label -> (tier 1, category)
@@ -102,6 +120,7 @@ def filled_figures(documents: list[SynthesizedDocument], report: EvaluationRepor
     return {
         **{group: {"mentions": count.mentions, "leaked": count.leaked} for group, count in sorted(groups.items())},
         "over_redaction": report.over_redaction,
+        "survivors": sum(name_survivors(deid, doc.text, results[doc.text]).total() for doc in documents),
         "leaked_names": [m.text for m in report.leaked if m.label == NAME],
         "leaked_organisations": [m.text for m in report.leaked if labels.get(m.label, ("", ""))[1] in ORGANISATIONS],
     }
@@ -128,23 +147,24 @@ def _sample(items: list, size: int | None) -> list:
 
 def published_table(figures: dict[str, dict[str, dict[str, int]]]) -> list[str]:
     lines = ["| set | kind | documents | replaced | persons' names (of the text) | propagated (of replaced) "
-             "| propagated inside a word |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+             "| propagated inside a word | found-name survivors |", "|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for name, kinds in figures.items():
         for kind, row in kinds.items():
             lines.append(f"| {name} | {kind} | {row['documents']} | {_pct(row.get('replaced', 0), row['characters'])} | "
                          f"{_pct(row.get('names', 0), row['characters'])} | "
-                         f"{_pct(row.get('propagated', 0), row.get('replaced', 0))} | {row.get('inside_words', 0)} |")
+                         f"{_pct(row.get('propagated', 0), row.get('replaced', 0))} | {row.get('inside_words', 0)} | "
+                         f"{row.get('survivors', 0)} |")
     return lines
 
 
 def filled_table(figures: dict[str, dict]) -> list[str]:
     groups = ("names", "names, verb-like ending", "organisations", "other")
-    lines = ["| kind | " + " | ".join(f"{g} leaked" for g in groups) + " | over-redaction |",
-             "|---|" + "---|" * (len(groups) + 1)]  # fmt: skip
+    lines = ["| kind | " + " | ".join(f"{g} leaked" for g in groups) + " | over-redaction | found-name survivors |",
+             "|---|" + "---|" * (len(groups) + 2)]  # fmt: skip
     for kind, row in figures.items():
         cells = [f"{_pct(row[g]['leaked'], row[g]['mentions'])} ({row[g]['leaked']}/{row[g]['mentions']})"
                  if g in row else "–" for g in groups]  # fmt: skip
-        lines.append(f"| {kind} | " + " | ".join(cells) + f" | {100 * row['over_redaction']:.2f}% |")
+        lines.append(f"| {kind} | " + " | ".join(cells) + f" | {100 * row['over_redaction']:.2f}% | {row['survivors']} |")
     return lines
 
 
@@ -183,7 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     published = {}
     for name, docs, key in (("precedents (tuned on)", tuned, "precedents"),
                             (f"legal-ko {share}", decisions, f"legal-ko{tag}")):  # fmt: skip
-        published[name] = published_figures(docs, run(deid, [r["text"] for r in docs], args.cache, key, args.model))
+        published[name] = published_figures(docs, run(deid, [r["text"] for r in docs], args.cache, key, args.model),
+                                            deid)  # fmt: skip
 
     filler = Filler(recipe, deid.taxonomy)
     synthesizer = filler.synthesizer("heldout")
@@ -196,13 +217,15 @@ def main(argv: list[str] | None = None) -> int:
     for kind in sorted({doc.case_type for doc in marked}) + ["all"]:
         chosen = [d for d, m in zip(documents, marked) if kind in ("all", m.case_type)]
         report = evaluate(lambda text: results[text], chosen, taxonomy=deid.taxonomy, tokenizer=deid.tokenizer)
-        filled[kind] = filled_figures(chosen, report)
+        filled[kind] = filled_figures(chosen, report, results, deid)
     print("## Published decisions as published\n")
     print("\n".join(published_table(published)))
     print(f"\n## Decisions of the {share} with filled marks ({len(documents)} decisions)\n")
     print("\n".join(filled_table(filled)))
     print("\nLeaked names: " + ", ".join(filled["all"]["leaked_names"]))
     print("Leaked organisations: " + ", ".join(filled["all"]["leaked_organisations"]))
+    print("Found-name survivors of the published decisions, most common: "
+          + ", ".join(f"{text} {count}" for text, count in SURVIVORS.most_common(30)))  # fmt: skip
     if args.json:
         args.json.write_text(json.dumps({"published": published, "filled": filled, "policy": policy,
                                          "model": args.model}, ensure_ascii=False, indent=1) + "\n")  # fmt: skip

@@ -139,6 +139,26 @@ def test_function_command_errors_name_the_bad_input() -> None:
     assert "thunder taxonomy check: error:" in str(raised.value) and "/nonexistent-corpus" in str(raised.value)
 
 
+def test_messages_name_options_as_typed_and_stay_on_one_line(tmp_path: Path, capsys) -> None:
+    """A missing option is named as typed (``--key_file``); an error or a warning whose text holds a line break
+    (a file name) stays one line, escaped."""
+    import warnings
+
+    from thunder.commands.line import run
+
+    with pytest.raises(SystemExit, match=r"^thunder reidentify: error: --key_file is required$"):
+        main(["reidentify", "--mapping", str(tmp_path / "m.jsonl"), str(tmp_path)])
+
+    def failing(path: str) -> None:
+        warnings.warn(f"{path}: odd", UserWarning)
+        raise ValueError(f"{path}: not readable")
+
+    with pytest.raises(SystemExit) as raised:
+        run(failing, ["--path", "a\nthunder x: 1 written"], prog="thunder x")
+    assert str(raised.value.code) == "thunder x: error: a\\nthunder x: 1 written: not readable"
+    assert capsys.readouterr().err == "thunder x: warning: a\\nthunder x: 1 written: odd\n"
+
+
 def test_version_is_the_installed_packages(capsys: pytest.CaptureFixture[str]) -> None:
     from importlib.metadata import version
 

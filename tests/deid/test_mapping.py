@@ -274,6 +274,18 @@ def test_reidentify_command_reports_unknown_documents(tmp_path: Path, key, capsy
     assert (tmp_path / "restored" / "a.txt").read_bytes() == TEXT.encode("utf-8")
 
 
+def test_reidentify_says_why_nothing_was_restored(tmp_path: Path, key, capsys) -> None:
+    """Issue 82: inputs that hold nothing to restore end with a line saying so and what was skipped, not a bare
+    ``0 restored, 0 failed`` and exit 0."""
+    write_outputs(tmp_path, key, [("a", TEXT, [])])
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "scan.png").write_bytes(b"\x89PNG")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["reidentify", "--mapping", str(tmp_path / "m.jsonl"), "--key-file", key.source, str(tmp_path / "other")])
+    assert str(exit_info.value.code).startswith("thunder reidentify: error: nothing to restore: the inputs hold no")
+    assert "skipped files that are not" in capsys.readouterr().err
+
+
 def test_deid_command_round_trip(demo_documents, tmp_path: Path, capsys) -> None:
     """``thunder deid --mapping M --key-file K --no-span-text`` then ``thunder reidentify`` gives the inputs back."""
 

@@ -27,7 +27,9 @@ from hypothesis import strategies as st
 from thunder.commands.deid import deid_command
 from thunder.deid.operators import entity_key
 from thunder.deid.overlaps import _key_pattern, find_keys
-from thunder.deid.pipeline import Deidentifier, DeidResult, NameSurvives, PipelineOptions
+from thunder.deid import pipeline
+from thunder.deid.overlaps import NameSurvives
+from thunder.deid.pipeline import Deidentifier, DeidResult, PipelineOptions
 from thunder.deid.policy import PublicationPolicy
 from thunder.deid.recognizers.registry import ScoredSpan, recognize
 from thunder.model.decoding import OperatingPoint
@@ -391,11 +393,13 @@ def test_common_vocabulary_spreads_by_evidence_and_a_name_the_dictionary_does_no
     check_invariants(text, result, spans, scores=scores)
 
 
-def test_a_found_persons_name_never_survives_as_a_word(deid: Deidentifier) -> None:
+def test_a_found_persons_name_never_survives_as_a_word(deid: Deidentifier, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 79: a text replaced as a person's name is replaced at every occurrence that is a word of its own, in a
     defined term's quotes too, whatever Mecab-ko reads (이주|이: common words), the model's score there or the span's
-    own (under ``propagate_threshold``); glued inside a longer word it stays; left in text the policy keeps (a kept
-    judge of the same name) it fails the document; ``spread_names`` false (the default): as before."""
+    own (under ``propagate_threshold``), and in text the policy keeps (a kept judge of the same name); glued inside a
+    longer word it stays, and so does a compound of common nouns a model gave a person's label (``성전환자``). Should
+    one stay all the same (propagation failing), the document fails in one line. ``spread_names`` false: as any
+    text."""
     names = Deidentifier(recognizers=[], policy=PublicationPolicy(spread_names=True))
     text = "피고 조합원 공소외 이주이(이하 ‘공소외 이주이 등’이라 한다)는 항소하였다. 공소외 이주이 등의 항소와 이주이민자."
     spans = [dataclasses.replace(first_span(text, "이주이"), score=0.4)]
@@ -403,10 +407,17 @@ def test_a_found_persons_name_never_survives_as_a_word(deid: Deidentifier) -> No
     result = names.apply(text, spans, scores)
     assert result.text == "피고 조합원 공소외 A(이하 ‘공소외 A 등’이라 한다)는 항소하였다. 공소외 A 등의 항소와 이주이민자."
     check_invariants(text, result, spans, scores=scores)
-    assert deid.apply(text, spans, scores).text.count("이주이") == 3
+    as_any_text = Deidentifier(recognizers=[], policy=PublicationPolicy(spread_names=False))
+    assert as_any_text.apply(text, spans, scores).text.count("이주이") == 3
+    compound = "원고 성전환자는 청구하였다. 성전환자의 성별 정정은 허가된다."
+    found = [dataclasses.replace(first_span(compound, "성전환자"), score=0.9)]
+    assert names.apply(compound, found, [0.0] * len(compound)).text == "원고 A는 청구하였다. 성전환자의 성별 정정은 허가된다."
     judged = "피고인 김영수는 항소하였다.\n판사 김영수"
-    with pytest.raises(NameSurvives, match="the name replaced as A stays in clear at character 19, in text the "):
-        names.apply(judged, [first_span(judged, "김영수")], [0.9] * len(judged))
+    assert names.apply(judged, [first_span(judged, "김영수")], [0.9] * len(judged)).text == "피고인 A는 항소하였다.\n판사 A"
+    with monkeypatch.context() as patch:
+        patch.setattr(pipeline, "propagate", lambda text, spans, *rest: spans)  # a propagation that fails
+        with pytest.raises(NameSurvives, match="the name replaced as A stays in clear at character 19"):
+            names.apply(judged, [first_span(judged, "김영수")], [0.9] * len(judged))
     with pytest.raises(ValueError, match="spread_names must be true or false, got 1"):
         PublicationPolicy(spread_names=1)
 

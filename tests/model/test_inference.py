@@ -188,6 +188,7 @@ def test_a_graph_reading_external_data_is_refused(export: Path, tmp_path: Path) 
     onnx.save(graph, str(copy / "model.int8.onnx"), save_as_external_data=True, location="weights.bin",
               size_threshold=0)  # fmt: skip
     edit_info(copy, sha256=_sha256(copy / "model.int8.onnx"))
+    rerecord(copy)
     with pytest.raises(ArtefactError, match="reads weights from other files"):
         Deidentifier.from_pretrained(copy)
 
@@ -199,6 +200,7 @@ def test_runtime_onnx_needs_a_graph_and_unknown_runtimes_are_refused(
     info = json.loads((copy / "thunder.json").read_text(encoding="utf-8"))
     del info["onnx"]
     (copy / "thunder.json").write_text(json.dumps(info), encoding="utf-8")
+    rerecord(copy)  # (the graph's entry is under the fingerprint)
     assert isinstance(Deidentifier.from_pretrained(copy).runtime, TorchRuntime)
     with pytest.raises(ArtefactError, match="no ONNX graph"):
         Deidentifier.from_pretrained(copy, runtime="onnx")
@@ -232,3 +234,49 @@ def test_the_ceiling_counts_the_forward_pass_of_every_window(
     # a document twice as long costs about twice the operations; cut into more windows, it costs more still
     assert 1.6 * one < gflop(["\n".join(short[:1] * 2), "\n".join(short[1:] * 2)]) < 2.6 * one
     assert gflop(short, max_length=64) > one
+
+
+class SaysNothing(OnnxRuntime):
+    """The export's own graph, except that it answers O on every window that is not the load-time probe batch."""
+
+    def __call__(self, batch):
+        probabilities = super().__call__(batch)
+        if batch["input_ids"].shape[-1] == 48:  # the probe batch's length (inference.probe_batch)
+            return probabilities
+        silent = torch.zeros_like(probabilities)
+        silent[..., 0] = 1.0
+        return silent
+
+
+def test_the_graph_that_de_identifies_is_the_one_the_fingerprint_and_the_self_test_cover(
+    export: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Class: a model's way in. Its graph entry, its configuration and its answers on the runtime that de-identifies
+    are checked, not only the weights the graph was made from."""
+    import thunder.model.loader as loader
+    from thunder.model.integrity import IntegrityError
+
+    import onnx
+    from onnx import numpy_helper
+
+    from thunder.model.loader import sha256 as _sha256
+
+    copy = copy_of(export, tmp_path)
+    graph = onnx.load(str(copy / "model.int8.onnx"))
+    weight = next(t for t in graph.graph.initializer if t.data_type == onnx.TensorProto.FLOAT and t.dims)
+    weight.CopyFrom(numpy_helper.from_array(-numpy_helper.to_array(weight), weight.name))  # another graph...
+    onnx.save(graph, str(copy / "model.int8.onnx"))
+    edit_info(copy, sha256=_sha256(copy / "model.int8.onnx"))  # ... its digest written where the old one was
+    assert "architecture or graph are not the ones" in refused(copy, capsys)
+
+    copy = copy_of(export, tmp_path / "config")
+    config = json.loads((copy / "config.json").read_text(encoding="utf-8"))
+    config["max_relative_positions"] = config.get("max_relative_positions", -1) + 7  # a position setting
+    (copy / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    assert "architecture or graph are not the ones" in refused(copy, capsys)
+
+    real = loader.check_graph
+    monkeypatch.setattr(loader, "check_graph", lambda path, *rest: real(path, *rest) and SaysNothing(path, "int8"))
+    with pytest.raises(IntegrityError, match="answers the self-test differently"):
+        Deidentifier.from_pretrained(export)  # it agrees on the probe and says nothing elsewhere
+    assert isinstance(Deidentifier.from_pretrained(export, runtime="torch").runtime, TorchRuntime)

@@ -22,6 +22,7 @@ from helpers import REFERENCE, TOKENIZER_32K, need, release_tags
 from thunder.documents.annotation import iter_corpus
 from thunder.language.release_tokenizer import ReleaseTokenizer, load_tokenizer
 from thunder.model.decoding import token_spans
+from thunder.model.integrity import IntegrityError, unverified_allowed
 from thunder.model.release import (
     RELEASE_ALIASES,
     MappedLabelSet,
@@ -218,7 +219,11 @@ def test_release_directory_loads_directly_and_converted_alike(release_dir, tmp_p
     assert not is_release_dir(out)
     info = json.loads((out / "thunder.json").read_text(encoding="utf-8"))
     assert info["label_set"]["kind"] == "mapped" and info["converted_from"]["labels"] == 595
-    loaded, loaded_tokenizer, loaded_set, _ = Artefact.open(out).classifier()[:4]
+    assert info["unverified"].startswith(f"{release_dir.name}: a published release directory")  # the mark travels
+    with pytest.raises(IntegrityError, match="exported from a model that was not verified"):
+        Artefact.open(out).classifier()
+    with unverified_allowed(), pytest.warns(UserWarning, match="UNVERIFIED"):
+        loaded, loaded_tokenizer, loaded_set, _ = Artefact.open(out).classifier()[:4]
     assert type(loaded_tokenizer) is ReleaseTokenizer and loaded_set.names == label_set.names
     with torch.no_grad():
         assert torch.equal(loaded(input_ids=ids).logits, after)
@@ -232,7 +237,10 @@ def test_deid_and_evaluate_run_on_release_and_converted_models(release_dir, tmp_
 
     out = tmp_path / "converted"
     main(["import", "--model", str(release_dir), "--out", str(out)])
-    raw, converted = Deidentifier.from_pretrained(release_dir), Deidentifier.from_pretrained(out)
+    with pytest.raises(IntegrityError, match="published release directory.*--allow_unverified"):
+        Deidentifier.from_pretrained(release_dir)
+    with unverified_allowed(), pytest.warns(UserWarning, match="UNVERIFIED"):
+        raw, converted = Deidentifier.from_pretrained(release_dir), Deidentifier.from_pretrained(out)
     first, second = raw(TEXT), converted(TEXT)
     assert first == second
     model_spans = [s for s in first.spans if s.source == "model"]
@@ -242,12 +250,13 @@ def test_deid_and_evaluate_run_on_release_and_converted_models(release_dir, tmp_
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "a.txt").write_text(TEXT, encoding="utf-8")
     for model, folder in ((release_dir, "raw"), (out, "conv")):
-        main(["deid", "--model", str(model), str(tmp_path / "in" / "a.txt"), "--out", str(tmp_path / folder)])
+        main(["deid", "--model", str(model), str(tmp_path / "in" / "a.txt"), "--out", str(tmp_path / folder),
+              "--allow_unverified"])
     assert (tmp_path / "raw" / "a.txt").read_text(encoding="utf-8") == first.text
     assert (tmp_path / "conv" / "a.txt").read_text(encoding="utf-8") == first.text
 
     report = tmp_path / "report.json"
-    main(["evaluate", "--model", str(out), "--limit", "3", "--json", str(report)])
+    main(["evaluate", "--model", str(out), "--limit", "3", "--json", str(report), "--allow_unverified"])
     result = json.loads(report.read_text(encoding="utf-8"))
     assert result["documents"] == 3
 
@@ -264,7 +273,7 @@ def test_fine_tuning_starts_from_a_converted_model(release_dir, tmp_path) -> Non
     main(["import", "--model", str(release_dir), "--out", str(out)])
     data = DeIdDataModule(tokenizer=str(out), granularity="category", max_length=128, stride=16, batch_size=2)
     assert isinstance(data.tokenizer, ReleaseTokenizer)
-    module = TokenClassifier(init_from=str(out), lr=1e-3)
+    module = TokenClassifier(init_from=str(out), lr=1e-3, allow_unverified=True)
     trainer = Trainer(accelerator="cpu", max_steps=2, limit_val_batches=1, logger=False, enable_progress_bar=False,
                       enable_checkpointing=False, num_sanity_val_steps=0)  # fmt: skip
     trainer.fit(module, datamodule=data)

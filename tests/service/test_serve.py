@@ -34,6 +34,7 @@ from thunder.cli import main  # noqa: E402
 from thunder.deid.mapping import Mapping, MappingKey, reidentify  # noqa: E402
 from thunder.deid.pipeline import Deidentifier  # noqa: E402
 from thunder.deid.triage import NO_MODEL_RISK, TriageRule  # noqa: E402
+from thunder.model.integrity import unverified_allowed  # noqa: E402
 from thunder.service.app import create_app, running, serve  # noqa: E402
 from thunder.taxonomy import LabelSet, Taxonomy  # noqa: E402
 
@@ -322,8 +323,14 @@ MODELS = {
     "user taxonomy": lambda request: tiny_deidentifier(
         request.getfixturevalue("tiny_tokenizer"), Taxonomy.load(REPO / "configs/taxonomies/medical_records.yaml"), "label"
     ),
-    "SNU release": lambda request: Deidentifier.from_pretrained(request.getfixturevalue("release_dir")),
+    "SNU release": lambda request: unverified_release(request.getfixturevalue("release_dir")),
 }
+
+
+def unverified_release(path: Path) -> Deidentifier:
+    """The release directory, which runs only unverified (it records no fingerprint)."""
+    with unverified_allowed(), pytest.warns(UserWarning, match="UNVERIFIED"):
+        return Deidentifier.from_pretrained(path)
 
 
 @pytest.mark.parametrize("kind", MODELS)
@@ -395,6 +402,26 @@ def test_deid_takes_a_document_and_answers_the_document_de_identified(service, k
     status, data = post(url, "/v1/deid", {"document": upload, "filename": "판결.hwpx", "out_format": "text"})
     assert status == 200 and data["filename"] == "판결.txt"
     assert base64.b64decode(data["document"]).decode("utf-8") == data["text"]
+
+
+def test_the_service_never_answers_an_identifying_name_or_id(service) -> None:
+    """Class: names are data (issue 80), on the service. An upload's name comes back without folders (``/`` or
+    ``\\``), and only when nothing is found in it and it holds no text replaced in the document (else ``document``
+    and the suffix); a batch's ids likewise (else the position)."""
+    import base64
+
+    url, _ = service
+    upload = base64.b64encode(_hwpx(SECRET_TEXT)).decode()
+    for filename, answered in ((f"{SECRET_NAME}.hwpx", {"document.hwpx"}), ("800101-1234567.hwpx", {"document.hwpx"}),
+                               ("..\\..\\evil.hwpx", {"evil.hwpx", "document.hwpx"}),
+                               ("../../evil.hwpx", {"evil.hwpx", "document.hwpx"})):  # fmt: skip
+        status, data = post(url, "/v1/deid", {"document": upload, "filename": filename})
+        assert status == 200 and data["filename"] in answered, (filename, data["filename"])
+    documents = [{"id": f"2020고단1_{SECRET_NAME}", "text": SECRET_TEXT}, {"id": "case-800101-1234567", "text": "끝."},
+                 {"id": "plain", "text": "끝."}]  # fmt: skip
+    status, data = post(url, "/v1/deid/batch", {"documents": documents})
+    assert status == 200 and [r["id"] for r in data["results"]][:2] == ["0", "1"]
+    assert data["results"][2]["id"] in ("plain", "2")
 
 
 def test_apply_writes_the_reviewed_document_back_in_its_format(service) -> None:
@@ -538,6 +565,22 @@ def test_a_token_guards_the_api_and_nothing_else(logs) -> None:
             assert request(url, path)[0] == 200, path
         assert request(url, "/health")[1]["token_required"] is True
     assert TOKEN not in logs.text
+
+
+def test_a_busy_port_is_one_line_before_the_model_loads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 82: ``thunder serve --port`` on a port another server holds ends with one line naming the port, before
+    any model loads (no page address of the other server, no raw errno)."""
+    import thunder.deid.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline.PipelineOptions, "build", lambda *args: pytest.fail("the model loaded"))
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        port = other.getsockname()[1]
+        with pytest.raises(SystemExit) as refused:
+            main(["serve", "--port", str(port), "--recognizers_only"])
+    assert str(refused.value).startswith(f"thunder serve: error: --port {port}: cannot listen on 127.0.0.1:{port} (")
+    assert str(refused.value).endswith("another server?); choose another port")
 
 
 def test_binding_beyond_loopback_needs_a_token(tmp_path: Path) -> None:

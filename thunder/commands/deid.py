@@ -14,17 +14,18 @@ import sys
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Callable, Iterator
 
-from thunder.deid.mapping import MappingKey, MappingWriter, replacing_edits
+from thunder.deid.mapping import MappingKey, MappingWriter
 from thunder.deid.pipeline import Deidentifier, PipelineOptions
 from thunder.deid.policy import PublicationPolicy
 from thunder.deid.triage import ReviewQueue, Triage, TriageRule
 from thunder.documents.formats import OUT_FORMATS, FormatError, output_name
 from thunder.documents.sources import (DOCUMENT_SUFFIXES, JSONL_SUFFIXES, TEXT_SUFFIXES, Document, InputError,
                                       list_inputs, read_documents)  # fmt: skip
-from thunder.runs.plan import (INTERRUPTED, Layout, OutputPlan, catch_signals, document_output, mirror_slots,
-                               run_settings)  # fmt: skip
+from thunder.runs.names import Layout, Slot, hide_identifying, identifying_names, mirror_slots
+from thunder.runs.plan import INTERRUPTED, OutputPlan, catch_signals, document_output
+from thunder.runs.settings import run_settings
 
 
 def _batches(documents: Iterator[Document], plan: OutputPlan, size: int) -> Iterator[list[Document]]:
@@ -32,7 +33,7 @@ def _batches(documents: Iterator[Document], plan: OutputPlan, size: int) -> Iter
     batch: list[Document] = []
     for doc in documents:
         if doc.error is not None:
-            plan.fail(doc.where, doc.error)
+            plan.fail(plan.shown(doc), doc.error)
         elif not plan.is_done(plan.slot_of(doc)):  # type: ignore[arg-type]
             batch.append(doc)
             if len(batch) == size:
@@ -62,47 +63,20 @@ def _process(
             if result is None:  # the batch failed: this document alone
                 result = deidentifier(doc.text)
         except Exception as error:  # reported per document; the run goes on and exits 1
-            plan.fail(doc.where, f"not de-identified ({type(error).__name__}: {error})")
+            plan.fail(plan.shown(doc), f"not de-identified ({type(error).__name__}: {error})")
             continue
         try:
             written = plan.out is not None or plan.in_place
             content = document_output(doc.extracted, result, out_format) if doc.extracted and written else None
         except FormatError as error:  # refused, nothing written for it; the run goes on and exits 1
-            plan.fail(doc.where, f"not written: {error}")
+            plan.fail(plan.shown(doc), f"not written: {error}")
             continue
-        slot = plan.slot_of(doc)
+        slot = plan.named(plan.slot_of(doc), result)  # under its digest when its name holds what was replaced
         if mapping is not None:  # the mapping, queue and spans first: the output marks the document done
             mapping.add(doc.id, doc.text, result)
         if queue is not None:
             queue.add(slot.output_id if slot else doc.id, slot.name if slot else None, result)
         plan.write(slot, result, content)
-
-
-def _name_deidentifier(deidentifier: Deidentifier, batch_size: int) -> Callable[[list[str]], list[str]]:
-    """De-identify names (JSONL ids, output folders and file stems) as text, with ``deidentifier``: ``_``
-    is read as a space (``홍길동_010-1234-5678``: two words), each replacement written over the name, the rest kept."""
-
-    def deidentify(names: list[str]) -> list[str]:
-        spaced = [name.replace("_", " ") for name in names]
-        results = []
-        for i in range(0, len(spaced), batch_size):  # as deidentify_batch, which counts the documents' batches
-            texts = spaced[i : i + batch_size]
-            results += [deidentifier.finish(t, p) for t, p in zip(texts, deidentifier.predict_tokens(texts))]
-        return [_rewritten(name, text, result) for name, text, result in zip(names, spaced, results)]
-
-    return deidentify
-
-
-def _rewritten(name: str, spaced: str, result: Any) -> str:
-    """``name`` with the replacements of ``result`` (the de-identified ``spaced``); its text where they don't fit."""
-    if result.text == spaced:
-        return name
-    parts, last = [], 0
-    for start, end, replacement in replacing_edits(spaced, result.text, result.spans):
-        parts += (name[last:start], replacement)
-        last = end
-    rebuilt = "".join(parts) + name[last:]
-    return rebuilt if rebuilt.replace("_", " ") == result.text else result.text
 
 
 def deid_command(
@@ -155,10 +129,11 @@ def deid_command(
             run record of --out says so.
         out_format: the format documents are written in: text, docx or hwpx (default: each .docx and .hwpx in its
             own, a .hwp as .hwpx, a .pdf as text; docs/formats.md). Text and JSONL inputs stay text.
-        keep_names: write JSONL ids and output folder and file names as the inputs have them (default: de-identified
-            like the text, by the same recognizers and model, e.g. ``2020고단1234_홍길동_010-1234-5678.txt`` ->
-            ``2020고단1234_A_B.txt``; two that would meet get a counter, ``_2``; the spans file and the review queue
-            name the documents as the outputs do, the encrypted mapping by the inputs' own ids and paths).
+        keep_names: write JSONL ids and output folder and file names as the inputs have them (default: an output
+            whose name or id holds an identifier the recognizers find, or a text replaced in its document, is named
+            by its input's digest instead, doc-<20 hex digits>, at the top of --out: ``홍길동_800101-1234567.txt``
+            -> ``doc-3f0c….txt``; the spans file and the review queue name documents as the outputs do, the
+            encrypted mapping by the inputs' own ids and paths).
     """
     try:
         listing = list_inputs(inputs, TEXT_SUFFIXES + JSONL_SUFFIXES + DOCUMENT_SUFFIXES)
@@ -173,10 +148,15 @@ def deid_command(
         if (mapping is None) != (key_file is None):
             raise InputError("--mapping and --key_file go together")
 
-        def planned(names: Callable[[list[str]], list[str]] | None = None) -> OutputPlan:
-            """The outputs, checked (``names``: de-identifies output names and JSONL ids)."""
-            plan = OutputPlan("thunder deid", Layout.MIRROR, out_dir, listing, mirror_slots(listing, rename, names),
-                              in_place=in_place, spans=spans_path, with_span_text=not no_span_text)  # fmt: skip
+        def slots(names: Callable[[list[str]], list[bool]] | None) -> list[Slot]:
+            found = mirror_slots(listing, rename)
+            return found if names is None else hide_identifying(found, names)
+
+        def planned(names: Callable[[list[str]], list[bool]] | None = None) -> OutputPlan:
+            """The outputs, checked (``names``: which output names and JSONL ids hold an identifier)."""
+            plan = OutputPlan("thunder deid", Layout.MIRROR, out_dir, listing, slots(names),
+                              in_place=in_place, spans=spans_path, with_span_text=not no_span_text,
+                              keep_names=keep_names)  # fmt: skip
             plan.check({"--spans": spans_path, "--mapping": Path(mapping) if mapping else None,
                         "--key_file": Path(key_file) if key_file else None,
                         "--review_queue": Path(review_queue) if review_queue else None})  # fmt: skip
@@ -190,22 +170,23 @@ def deid_command(
     pipeline = pipeline.resolved()  # the shipped model without --model
     with unverified_allowed(allow_unverified):
         deidentifier = pipeline.build(policy)
-    if not keep_names and not in_place:  # ids and file names may identify too: de-identified like the text
+    if not keep_names:  # ids and file names may identify too: named by their inputs' digests
         named = plan.slots
         try:
             # the recognizers alone: a model reads names without a sentence around them (a small one takes any
-            # word for a name), and output names must stay the same from run to run
+            # word for a name), and output names must stay the same from run to run; the document's own
+            # replacements are looked for in its name when it is written (OutputPlan.named)
             recognizers_only = replace(pipeline, model=None, verify=None, recognizers_only=True)
             by_recognizers = recognizers_only.build(policy) if pipeline.recognizers != [] else None
-            plan = planned(_name_deidentifier(by_recognizers, pipeline.batch_size)) if by_recognizers else plan
+            plan = planned(identifying_names(by_recognizers, pipeline.batch_size)) if by_recognizers else plan
         except InputError as error:
             raise SystemExit(f"thunder deid: error: {error}") from None
-        except Exception as error:  # fail closed: no output under a name that was not de-identified
-            raise SystemExit(f"thunder deid: error: the output names and ids were not de-identified "
+        except Exception as error:  # fail closed: no output under a name that was not checked
+            raise SystemExit(f"thunder deid: error: the output names and ids were not checked for identifiers "
                              f"({type(error).__name__}: {error}); nothing written") from None  # fmt: skip
-        if changed := sum(a.name != b.name or a.output_id != b.output_id for a, b in zip(named, plan.slots)):
-            print(f"thunder deid: {changed} output names or ids de-identified (--keep_names keeps them)",
-                  file=sys.stderr)
+        if hidden := sum(a.output_id != b.output_id for a, b in zip(named, plan.slots)):
+            print(f"thunder deid: {hidden} outputs named by their inputs' digests: their names or ids hold "
+                  "identifiers (--keep_names keeps them)", file=sys.stderr)  # fmt: skip
     deidentifier.progress = plan.model_progress
     model = Triage(deidentifier, triage) if review_queue is not None else deidentifier
     if note := deidentifier.coverage():
@@ -220,12 +201,12 @@ def deid_command(
         plan.resume()
         plan.open_spans()
         if mapping is not None:
-            writer = MappingWriter(mapping, MappingKey.load_or_create(key_file), plan.ours(Path(mapping)))
+            writer = MappingWriter(mapping, MappingKey.load_or_create(key_file, mapping), plan.ours(Path(mapping)))
             done = {slot.doc for slot in plan.slots if plan.is_done(slot)}  # ids alone: a done one's records stay
             writer.drop_unfinished({slot.doc for slot in plan.pending()} - done, {slot.doc for slot in plan.slots})
             plan.appended(Path(mapping), writer.start)
         if review_queue is not None:
-            done = {(slot.name, slot.output_id) for slot in plan.slots if plan.is_done(slot)}
+            done = {key for slot in plan.slots if plan.is_done(slot) for key in plan.keys(slot)}
             queue = ReviewQueue(review_queue, keep=lambda r: (r.get("file"), str(r.get("id"))) in done)
         plan.save_record()
         if listing.stdin and sys.stdin is not None and sys.stdin.isatty():  # a terminal would wait without a word

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from thunder.taxonomy import Taxonomy
 
 
@@ -18,7 +20,8 @@ def import_command(
 
     Args:
         model: the downloaded release directory (config.json with the 595 labels, weights, tokenizer files).
-        out: new output directory, then used with ``thunder deid|evaluate --model out`` or ``init_from: out``.
+        out: new output directory, then used with ``thunder deid|evaluate --model out --allow_unverified`` or
+            ``init_from: out`` (a release records no fingerprint: what is converted from it stays unverified).
         tokenizer: the release tokenizer directory, when the model directory holds none
             (``tokenizer/default_tokenizers/mecab_bpe_deid_32k`` of the release's GitHub repository; 128k for 1.5B).
         labels: the release's label file as JSON (``{"0": "IT회사", "1": "O", ...}``), when config.json has no names.
@@ -28,7 +31,7 @@ def import_command(
             start at the mean embedding); default none.
     """
     from thunder.model.export import check_new_directory, write_export  # torch and transformers: not for --help
-    from thunder.model.loader import check_fit, check_weight_files
+    from thunder.model.loader import RELEASE_UNVERIFIED, check_fit, check_weight_files
     from thunder.model.release import load_release
 
     base = Taxonomy.load(taxonomy, alias_files or ())
@@ -36,8 +39,10 @@ def import_command(
     check_weight_files(model)
     net, tok, label_set, report = load_release(model, tokenizer, labels, base, protected or ())
     check_fit(net.config, tok, None, label_set, model)
-    path = write_export(out, net, tok, label_set, "token-classification", converted_from=report)
+    unverified = f"{Path(model).name}: {RELEASE_UNVERIFIED}"  # the mark travels: what it converts is not verified
+    path = write_export(out, net, tok, label_set, "token-classification", converted_from=report, unverified=unverified)
     rules = ", ".join(f"{count} {rule}" for rule, count in sorted(report["rules"].items()))
-    print(f"converted {model} to {path}: {report['labels']} labels ({rules})")
+    print(f"converted {model} to {path}: {report['labels']} labels ({rules}); unverified, as the release is: run it "
+          "with --allow_unverified")
     for tag, target in report["not_exact"].items():
         print(f"  {tag} -> {target}")

@@ -19,13 +19,18 @@ import dataclasses
 import inspect
 import re
 import shutil
+import sys
 import textwrap
 import types
 import typing
+import warnings
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from jsonargparse import ArgumentError, ArgumentParser
+
+from thunder.runs.names import escaped
 
 _ROLE = re.compile(r":(?:mod|data|func|class|meth|attr):`~?([^`]+)`")
 _LITERAL = re.compile(r"``([^`]+)``")
@@ -164,15 +169,24 @@ def parse(function: Callable, args: list[str], prog: str) -> dict[str, Any]:
 
 def run(function: Callable, args: list[str], prog: str) -> None:
     """Parse ``args`` and call ``function``; ``--help`` / ``--help-all`` print its help instead; bad input (a
-    missing file, a value out of range) ends with one line naming it, not a traceback."""
+    missing file, a value out of range) ends with one line naming it, not a traceback, and a warning is one line
+    too (control characters escaped in both)."""
     if "-h" in args or "--help" in args or "--help-all" in args:
         print(help_text(function, prog, every="--help-all" in args))
         return
     values = parse(function, args, prog)
     try:
-        function(**values)
+        with warnings.catch_warnings():  # restores the hook after the command
+            warnings.showwarning = partial(_warning_line, prog)
+            function(**values)
     except (OSError, ValueError, LookupError) as error:
-        raise SystemExit(f"{prog}: error: {error}") from None
+        raise SystemExit(f"{prog}: error: {escaped(str(error))}") from None
+
+
+def _warning_line(prog: str, message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: Any = None, line: str | None = None) -> None:  # fmt: skip
+    """A warning as one line of the command's own (``thunder deid: warning: ...``), not Python's with its source."""
+    print(f"{prog}: warning: {escaped(str(message))}", file=sys.stderr if file is None else file, flush=True)
 
 
 # ----------------------------------------------------------------------------------------------- help
@@ -288,4 +302,9 @@ def _option_error(error: Exception, args: list[str], hints: dict[str, object]) -
         if kinds & {float, int}:
             return f"--{name}: not a number: {given!r}"
     text = "; ".join(line.strip() for line in str(error).splitlines() if line.strip())
-    return re.sub(r"unrecognized arguments: ", "unknown option or argument: ", text)
+    text = re.sub(r"unrecognized arguments: ", "unknown option or argument: ", text)
+    required = re.search(r"the following arguments are required: (.+)$", text)
+    if required:  # options as typed: --key_file, not key_file
+        names = [f"--{name.strip()}" for name in required.group(1).split(",")]
+        return f"{', '.join(names)} {'is' if len(names) == 1 else 'are'} required"
+    return text

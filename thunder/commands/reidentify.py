@@ -10,6 +10,7 @@ from pathlib import Path
 from thunder.deid.mapping import Mapping, MappingError, MappingKey, reidentify
 from thunder.documents.formats import FormatError, Replacement, restore
 from thunder.documents.outputs import write_atomic
+from thunder.runs.names import escaped
 from thunder.documents.sources import (DOCUMENT_SUFFIXES, JSONL_SUFFIXES, TEXT_SUFFIXES, Document, InputError, Listing,
                                       list_inputs, read_documents)  # fmt: skip
 
@@ -64,8 +65,13 @@ def reidentify_command(mapping: str, key_file: str, inputs: list[str] = [], out:
     for relative, lines in jsonl_outputs.items():
         write_atomic(out_dir / relative, "".join(lines))  # type: ignore[operator]
     for message in errors:
-        print(f"thunder reidentify: error: {message}", file=sys.stderr)
+        print(f"thunder reidentify: error: {escaped(message)}", file=sys.stderr)
+    for line in listing.skipped:
+        print(f"thunder reidentify: {escaped(line)}", file=sys.stderr)
     print(f"thunder reidentify: {restored} restored, {len(errors)} failed", file=sys.stderr)
+    if not restored and not errors and not listing.stdin:
+        raise SystemExit(f"thunder reidentify: error: nothing to restore: the inputs hold no text file, document or "
+                         f"JSONL file ({len(listing.skipped)} skipped, named above)")  # fmt: skip
     if errors:
         raise SystemExit(1)
 

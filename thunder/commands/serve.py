@@ -56,13 +56,14 @@ def serve_command(
         allow_unverified: serve a model that records no fingerprint or self-test answers (refused otherwise).
     """
     from thunder.deid.mapping import MappingKey
-    from thunder.service.app import check_host, create_app, read_token, serve
+    from thunder.service.app import check_host, check_port, create_app, read_token, serve
 
     if not 1 <= port <= 65535:
         raise ValueError(f"--port must lie between 1 and 65535, got {port}")
     if not request_timeout > 0:
         raise ValueError(f"--request_timeout must be positive, got {request_timeout}")
     check_host(host, token_required=token_file is not None)  # before the model loads
+    check_port(host, port)
     if (ssl_certfile is None) != (ssl_keyfile is None):
         raise ValueError("--ssl_certfile and --ssl_keyfile go together")
     if ssl_certfile is not None:

@@ -79,7 +79,7 @@ class ThunderCLI(LightningCLI):
         try:
             super()._parse_ckpt_path()
         except Exception as error:
-            from thunder.model.loader import unloadable
+            from thunder.model.checkpoints import unloadable
 
             subcommand = self.config.get("subcommand")
             path = self.config[subcommand].get("ckpt_path")

@@ -123,10 +123,15 @@ class MappingKey:
         return cls.from_bytes(master, str(path))
 
     @classmethod
-    def load_or_create(cls, path: str | Path) -> "MappingKey":
-        """The key in ``path``, generated there first when the file does not exist."""
+    def load_or_create(cls, path: str | Path, mapping: str | Path | None = None) -> "MappingKey":
+        """The key in ``path``, generated there first when the file does not exist, unless ``mapping`` (the file the
+        key will seal records into) already holds records, which another key sealed: a mistyped key file is refused
+        and none is created."""
         if Path(path).exists():
             return cls.load(path)
+        if mapping is not None and first_record(Path(mapping)) is not None:
+            raise MappingError(f"--key_file {path} does not exist, but --mapping {mapping} holds records sealed with a "
+                               "key: give that key file (no new key was created)")  # fmt: skip
         key = cls.generate(path)
         log.warning("%s: created a new mapping key; keep it safe: without it the mapping cannot be read", path)
         return key
@@ -349,6 +354,25 @@ def _same_doc(recorded: str, given: str) -> bool:
     return longer[len(longer) - len(shorter) :] == shorter
 
 
+def first_record(path: Path) -> tuple[str, dict] | None:
+    """The first complete record of a mapping file and where it is (``FILE:LINE``); None for a file that holds none
+    (missing, empty, or a cut-off first line); a line that is no Thunder mapping record is a :class:`MappingError`."""
+    data = path.read_bytes() if path.is_file() else b""
+    cut = data.rfind(b"\n") + 1
+    number, first = next(((n, line) for n, line in enumerate(data[:cut].split(b"\n"), 1) if line.strip()), (0, b""))
+    if not first:
+        return None
+    where = f"{path}:{number}"
+    try:
+        record = json.loads(first)
+    except ValueError as error:
+        raise MappingError(f"{where}: not a mapping record ({error.args[0]})") from None
+    if not isinstance(record, dict) or record.get("format") != FORMAT:
+        raise MappingError(f"{where}: not a Thunder mapping record; a mapping is appended to a mapping file or a new "
+                           "one")  # fmt: skip
+    return where, record
+
+
 class MappingWriter:
     """Appends one sealed record per document to a mapping file (created 0600), flushed and synced per document.
 
@@ -376,16 +400,9 @@ class MappingWriter:
         """Refuse a file written with another key; a cut-off last record (only ever ours) is from then on ours."""
         data = self.path.read_bytes() if self.path.is_file() else b""
         cut = data.rfind(b"\n") + 1
-        number, first = next(((n, line) for n, line in enumerate(data[:cut].split(b"\n"), 1) if line.strip()), (0, b""))
-        if first:
-            where = f"{self.path}:{number}"
-            try:
-                record = json.loads(first)
-            except ValueError as error:
-                raise MappingError(f"{where}: not a mapping record ({error.args[0]})") from None
-            if not isinstance(record, dict) or record.get("format") != FORMAT:
-                raise MappingError(f"{where}: not a Thunder mapping record; a mapping is appended to a mapping file "
-                                   "or a new one")  # fmt: skip
+        found = first_record(self.path)
+        if found is not None:
+            where, record = found
             if record.get("key_id") != self.key.key_id:
                 raise WrongKeyError(f"{where}: written with key id {record.get('key_id')!r}, but {self.key.source} "
                                     f"has key id {self.key.key_id!r}; use that key or a new mapping file")  # fmt: skip

@@ -24,6 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar, Iterable, Mapping, Sequence, Union
 
+from thunder.identifiers.normalize import normal_text
 from thunder.language.regions import address_key
 from thunder.plugins import load_part
 
@@ -31,10 +32,11 @@ _SPACE = re.compile(r"\s+")
 
 
 def entity_key(text: str) -> str:
-    """Normalised entity text: whitespace-insensitive (``홍 길동`` and ``홍길동`` are one entity), and an address's
-    leading province in its full name (``서울시 강남구 …``, ``서울 강남구 …`` -> ``서울특별시강남구…``;
-    :func:`thunder.language.regions.address_key`)."""
-    return address_key(_SPACE.sub("", text))
+    """Normalised entity text: whitespace-insensitive (``홍 길동`` and ``홍길동`` are one entity), as the recognizers read
+    it (:func:`thunder.identifiers.normalize.normal_text`: full-width forms, invisible characters, character
+    references), and an address's leading province in its full name (``서울시 강남구 …``, ``서울 강남구 …`` ->
+    ``서울특별시강남구…``; :func:`thunder.language.regions.address_key`)."""
+    return address_key(_SPACE.sub("", normal_text(text)))
 
 
 @dataclass(frozen=True)

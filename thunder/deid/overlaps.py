@@ -17,17 +17,20 @@ meet lives here, named:
    (:meth:`thunder.deid.policy.PublicationPolicy.spreads`, given :func:`marked_shares`), and a model seed never
    spreads into protected text (:mod:`thunder.deid.protection`) nor where the model's evidence does not carry it
    (:meth:`~thunder.deid.policy.PublicationPolicy.spreads_to`).
+5. **Survivors** (:func:`check_no_name_survives`): with ``spread_names``, a text replaced as a person's name that
+   stays in clear as a word of its own fails the document (:class:`NameSurvives`).
 """
 
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from dataclasses import replace
 from enum import Enum
 from typing import Callable, Iterable, Mapping, Sequence
 
-from thunder.deid.operators import entity_key
+from thunder.deid.operators import Entity, entity_key
 from thunder.deid.protection import covered
 from thunder.identifiers.base import ScoredSpan
 from thunder.language.particles import (
@@ -306,3 +309,36 @@ def propagate(
         span = replace(seed, start=start, end=end, source="propagated", origin=(seed.start, seed.end))
         current[first:last], starts[first:last], ends[first:last] = [span], [start], [end]
     return current
+
+
+class Ranges:
+    """Disjoint-or-not ``[start, end)`` ranges, asked whether they cover a stretch of text."""
+
+    def __init__(self, ranges: Iterable[tuple[int, int]]) -> None:
+        self.ranges = sorted((start, end) for start, end in ranges if end > start)
+        self.starts = [start for start, _ in self.ranges]
+        self.reach = list(itertools.accumulate((end for _, end in self.ranges), max))  # furthest end so far
+
+    def overlap(self, start: int, end: int) -> bool:
+        """Whether ``[start, end)`` overlaps one of the ranges."""
+        i = bisect.bisect_left(self.starts, end)  # ranges 0..i-1 start before ``end``
+        return i > 0 and self.reach[i - 1] > start
+
+
+class NameSurvives(ValueError):
+    """A text replaced as a person's name that stays in clear elsewhere in the same document."""
+
+
+def check_no_name_survives(text: str, spans: Sequence[ScoredSpan], names: Mapping[str, ScoredSpan],
+                            entities: Mapping[str, Entity], kept_as_written: Ranges) -> None:  # fmt: skip
+    """Refuse a document in which a text replaced as a person's name (``names``: its seed by text) stays in clear as
+    a word of its own where no reviewer kept it: the check after propagation, which replaces such a name in text the
+    policy keeps too (legal text, a kept official's name, a protected word)."""
+    replaced = Ranges((s.start, s.end) for s in spans)
+    for start, end, key in find_keys(text, names.keys() & entities.keys()):
+        if replaced.overlap(start, end) or kept_as_written.overlap(start, end):
+            continue
+        if held_back(names[key], text, start, end, None):  # inside a longer word, glued to one: not the name
+            continue
+        raise NameSurvives(f"the name replaced as {entities[key].placeholder} stays in clear at character {start}; "
+                           "not written")  # fmt: skip

@@ -52,7 +52,6 @@ from __future__ import annotations
 import bisect
 import copy
 import itertools
-import os
 import re
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -62,7 +61,8 @@ from typing import Any, ClassVar, Iterable, Literal, Mapping, Sequence
 
 from thunder.deid.operators import Entity, OperatorChoice, OperatorSpec, entity_key, mask_character
 from thunder.deid.overlaps import (
-    Overlap, find_keys, held_back, marked_shares, particle_variants, propagate, resolve_overlaps, trim,
+    Overlap, Ranges, check_no_name_survives, find_keys, held_back, marked_shares, particle_variants,
+    propagate, resolve_overlaps, trim,
 )
 from thunder.deid.policy import PublicationPolicy
 from thunder.deid.protection import Protection
@@ -70,11 +70,11 @@ from thunder.deid.recognizers.masked_name import MaskedNameRecognizer
 from thunder.deid.recognizers.named_in_role import NamedInRoleRecognizer, coordinated_names, surname_first
 from thunder.deid.recognizers.named_in_table import NamedInTableRecognizer
 from thunder.deid.recognizers.registry import Recognizer, ScoredSpan, load_recognizers, recognize
+from thunder.deid.writing import assemble, common_suffix, fix_after_parentheses, fix_following, written_text
 from thunder.documents.annotation import placeholder_sequence
 from thunder.language.legal import official_names
-from thunder.language.markup import Markup, closing_markup
-from thunder.language.morphemes import common_vocabulary, dictionary_noun, inside_word
-from thunder.language.particles import fix_particle, particle_choice
+from thunder.language.markup import Markup
+from thunder.language.morphemes import common_vocabulary, dictionary_noun, inside_word, nouns_compound
 from thunder.language.tokenizer import Windows
 from thunder.language.views import TextView, composed
 from thunder.model.packages import resolve as resolve_model
@@ -273,17 +273,18 @@ class Deidentifier:
         spans += self.coordinated_spans(read, spans)
         return self._replace(view, spans, character_scores(prediction, len(read)) if prediction.scores else None)
 
-    def _person_names(self, text: str, spans: Iterable[ScoredSpan]) -> frozenset[str]:
+    def person_names(self, text: str, spans: Iterable[ScoredSpan]) -> frozenset[str]:
         """The texts replaced as a person's name (:attr:`~thunder.deid.policy.PublicationPolicy.spread_names`): spans
         of the person label or its category (a model of categories labels a person so), two to five Hangul syllables
-        that start with a surname and are not one common noun of the dictionary (``변호인``, ``여인숙``: a model of
-        categories gives a person's category to more than names)."""
+        that start with a surname and are neither one common noun of the dictionary (``변호인``, ``여인숙``: a model of
+        categories gives a person's category to more than names) nor a compound of common nouns (``성전|환자``)."""
         person = next(iter(self.taxonomy.filled_by("korean_name")), None)
         if person is None:
             return frozenset()
         return frozenset(key for s in spans if s.label in (person.name, person.category) and s.source != "propagated"
                          for key in [entity_key(text[s.start : s.end])]
-                         if _HANGUL_NAME.fullmatch(key) and surname_first(key) and not dictionary_noun(key))  # fmt: skip
+                         if _HANGUL_NAME.fullmatch(key) and surname_first(key) and not dictionary_noun(key)
+                         and not nouns_compound(key))  # fmt: skip
 
     def coordinated_spans(self, text: str, spans: list[ScoredSpan]) -> list[ScoredSpan]:
         """Persons' names joined to a found one (a Hangul span of the person label or category; at the ends of a list,
@@ -366,7 +367,7 @@ class Deidentifier:
             if s is not None
         ]
         spans = particle_variants(text, resolve_overlaps(spans, Overlap.UNION))
-        names = self._person_names(text, spans) if self.policy.spread_names else frozenset()
+        names = self.person_names(text, spans) if self.policy.spread_names else frozenset()
         seeds: dict[str, ScoredSpan] = {}
         for span in spans:
             key = entity_key(text[span.start : span.end])
@@ -381,9 +382,9 @@ class Deidentifier:
             key = entity_key(text[seed.start : seed.end])
             return key in names or self.policy.spreads_to(key, max(scores[start:end]) if scores is not None else None)
 
-        kept_as_written = _Ranges(rejected)
+        kept_as_written = Ranges(rejected)
         occurrences = [(start, end, key) for start, end, key in occurrences if not kept_as_written.overlap(start, end)]
-        spans = propagate(text, spans, seeds, occurrences, protected, evidence)
+        spans = propagate(text, spans, seeds, occurrences, _unprotected(protected, occurrences, names), evidence)
         if not spans:
             return DeidResult(view.original, ())
         entities = self._entities(text, spans)
@@ -392,12 +393,12 @@ class Deidentifier:
         replacements = [self.operators(entity).replace(entity, m) for entity, m in zip(owners, mentions)]
         gap_starts = [0] + [s.end for s in spans]
         gaps = [text[a:b] for a, b in zip(gap_starts, [s.start for s in spans] + [len(text)])]
-        fixed = _fix_after_parentheses([gaps[0]] + [_fix(rep, gap) for rep, gap in zip(replacements, gaps[1:])],
+        fixed = fix_after_parentheses([gaps[0]] + [fix_following(rep, gap) for rep, gap in zip(replacements, gaps[1:])],
                                        replacements)  # fmt: skip
         keys = [key for key in entities if len(key) >= 2 and key in seeds]
         mask = mask_character("*", entities)  # a character no detected text holds
         for _ in range(2 * len(spans) + 1):  # each pass fixes every leak that touches no segment fixed before it
-            output, segments = _assemble(fixed, replacements)
+            output, segments = assemble(fixed, replacements)
             bounds = [segment_end for *_, segment_end in segments]
             touched: set[int] = set()  # segments changed in this pass
             added: list[ScoredSpan] = []
@@ -412,7 +413,7 @@ class Deidentifier:
                 # where a gap's text stood in ``text``, counted from the gap's end (a corrected particle opens it)
                 origin = gap_starts[i] + len(gaps[i]) - (b - start) if kind == "gap" else None
                 if len(hit) == 1 and origin is not None and (
-                    b - start <= _common_suffix(fixed[i], gaps[i])  # past a corrected particle: as written
+                    b - start <= common_suffix(fixed[i], gaps[i])  # past a corrected particle: as written
                     and held_back(seeds[key], text, origin, origin + end - start, protected, evidence)
                     or kept_as_written.overlap(origin, origin + end - start)
                 ):
@@ -439,7 +440,7 @@ class Deidentifier:
             if not touched:
                 break
         if names:
-            _check_no_name_survives(text, spans, {key: seeds[key] for key in names & seeds.keys()}, entities,
+            check_no_name_survives(text, spans, {key: seeds[key] for key in names & seeds.keys()}, entities,
                                     kept_as_written)  # fmt: skip
         detected = []
         for s, m in zip(spans, mentions):
@@ -447,7 +448,7 @@ class Deidentifier:
             origin = view.original_span(*s.origin) if s.origin is not None else None
             detected.append(DetectedSpan(start, end, view.original[start:end], s.label, s.category, s.tier1,
                                          entities[entity_key(m)].placeholder, round(s.score, 4), s.source, origin))
-        return DeidResult(_written(view, spans, fixed, replacements), tuple(detected))
+        return DeidResult(written_text(view, spans, fixed, replacements), tuple(detected))
 
     def _entities(self, text: str, spans: list[ScoredSpan]) -> dict[str, Entity]:
         grouped: dict[str, list[ScoredSpan]] = {}
@@ -565,105 +566,19 @@ class PipelineOptions:
         return self
 
 
-class _Ranges:
-    """Disjoint-or-not ``[start, end)`` ranges, asked whether they cover a stretch of text."""
-
-    def __init__(self, ranges: Iterable[tuple[int, int]]) -> None:
-        self.ranges = sorted((start, end) for start, end in ranges if end > start)
-        self.starts = [start for start, _ in self.ranges]
-        self.reach = list(itertools.accumulate((end for _, end in self.ranges), max))  # furthest end so far
-
-    def overlap(self, start: int, end: int) -> bool:
-        """Whether ``[start, end)`` overlaps one of the ranges."""
-        i = bisect.bisect_left(self.starts, end)  # ranges 0..i-1 start before ``end``
-        return i > 0 and self.reach[i - 1] > start
+def _unprotected(protected: bytearray | None, occurrences: Sequence[tuple[int, int, str]],
+                 names: frozenset[str]) -> bytearray | None:  # fmt: skip
+    """``protected`` with the occurrences of a person's name (``names``: ``spread_names``) no longer kept: a name
+    replaced in a document is replaced in its legal text, a kept official's name or a protected word too."""
+    if protected is None or not names:
+        return protected
+    opened = bytearray(protected)
+    for start, end, key in occurrences:
+        if key in names:
+            opened[start:end] = bytes(end - start)
+    return opened
 
 
 @lru_cache(maxsize=1)
 def _default_taxonomy() -> Taxonomy:
     return Taxonomy.load()
-
-
-class NameSurvives(ValueError):
-    """A text replaced as a person's name that stays in clear elsewhere in the same document."""
-
-
-def _check_no_name_survives(text: str, spans: Sequence[ScoredSpan], names: Mapping[str, ScoredSpan],
-                            entities: Mapping[str, Entity], kept_as_written: "_Ranges") -> None:  # fmt: skip
-    """Refuse a document in which a text replaced as a person's name (``names``: its seed by text) stays in clear
-    where it would spread but for the text the policy keeps (legal text, a kept official's name, a protected word),
-    unless a reviewer kept it there."""
-    replaced = _Ranges((s.start, s.end) for s in spans)
-    for start, end, key in find_keys(text, names.keys() & entities.keys()):
-        if replaced.overlap(start, end) or kept_as_written.overlap(start, end):
-            continue
-        if held_back(names[key], text, start, end, None):  # inside a longer word, glued to one: not the name
-            continue
-        raise NameSurvives(f"the name replaced as {entities[key].placeholder} stays in clear at character {start}, "
-                           f"in text the publication policy keeps (legal text, a kept official's name or a "
-                           f"protected word); not written")  # fmt: skip
-
-
-def _common_suffix(a: str, b: str) -> int:
-    """The length of the longest common end of ``a`` and ``b``."""
-    return len(os.path.commonprefix([a[::-1], b[::-1]]))
-
-
-def _fix(replacement: str, following: str) -> str:
-    """``following`` with the particle after the replacement made to agree, after the closing tags between them too
-    (``</b>는``)."""
-    closing = closing_markup(following)
-    return following[:closing] + fix_particle(replacement, following[closing:]) if following else following
-
-
-def _fix_after_parentheses(gaps: list[str], replacements: Sequence[str]) -> list[str]:
-    """The particle after a parenthetical that follows a replacement made to agree with that replacement
-    (``A(주민등록번호 B)은`` -> ``A(주민등록번호 B)는``, ``A(남, 35세)은`` -> ``A(남, 35세)는``); the gaps (gap ``i``
-    follows replacement ``i - 1``), the one with that particle corrected."""
-    gaps = list(gaps)
-    for i in range(1, len(gaps)):
-        if not gaps[i].startswith("(") or particle_choice(gaps[i]):  # (으)로: a particle for either ending
-            continue
-        depth = 0
-        for j in range(i, len(gaps)):
-            for position, char in enumerate(gaps[j]):
-                depth += {"(": 1, ")": -1}.get(char, 0)
-                if depth == 0:
-                    cut = position + 1
-                    gaps[j] = gaps[j][:cut] + _fix(replacements[i - 1], gaps[j][cut:])
-                    break
-            else:
-                continue
-            break
-    return gaps
-
-
-def _written(view: TextView, spans: Sequence[ScoredSpan], gaps: Sequence[str], replacements: Sequence[str]) -> str:
-    """The output: gap ``i`` (before span ``i``) and the replacements in their places, each written as
-    ``view.original`` writes that place (:meth:`~thunder.language.views.TextView.written`)."""
-    if not view.changes:
-        return _assemble(gaps, replacements)[0]
-    parts, position = [], 0
-    for gap, span, replacement in itertools.zip_longest(gaps, spans, replacements):
-        end = span.start if span is not None else len(view.text)
-        parts.append(view.written(position, end, gap))
-        if span is not None:
-            parts.append(view.written(span.start, span.end, replacement))
-            position = span.end
-    return "".join(parts)
-
-
-def _assemble(gaps: Sequence[str], replacements: Sequence[str]) -> tuple[str, list[tuple[str, int, int, int]]]:
-    """The output text and its segments ``(kind, index, start, end)``: gap ``i`` follows replacement ``i - 1``."""
-    parts, segments, position = [], [], 0
-    for i, gap in enumerate(gaps):
-        if i:
-            replacement = replacements[i - 1]
-            parts.append(replacement)
-            segments.append(("replacement", i - 1, position, position + len(replacement)))
-            position += len(replacement)
-        parts.append(gap)
-        segments.append(("gap", i, position, position + len(gap)))
-        position += len(gap)
-    return "".join(parts), segments
-

@@ -79,8 +79,8 @@ class PublicationPolicy:
         spread_names: a text replaced anywhere in the document as a person's name (of the person label or its
             category, two to five Hangul syllables, a surname first) is replaced at every occurrence that is a word
             of its own, whatever its score, the share the detection took, Mecab-ko's reading or the model's evidence
-            there; one left in text the policy keeps fails the document (false, the default: it spreads as any other text;
-            on legal-ko's held-out decisions such names stand in kept text, so it is not the default yet).
+            there, in text the policy keeps too (legal text, a kept official's name); one left all the same fails
+            the document (true, the default; false: it spreads as any other text).
     """
 
     GROUP: ClassVar[str] = "publication policy"
@@ -95,7 +95,7 @@ class PublicationPolicy:
     propagate_threshold: float = PROPAGATE_THRESHOLD
     propagate_share: float = PROPAGATE_SHARE
     propagate_evidence: float = PROPAGATE_EVIDENCE
-    spread_names: bool = False
+    spread_names: bool = True
 
     def __post_init__(self) -> None:
         roles = self.keep_officials

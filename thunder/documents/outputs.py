@@ -19,11 +19,12 @@ _TEMP_MARK = ".thunder-"
 
 
 def write_atomic(path: Path, text: str | bytes, like: os.stat_result | None = None, *, sync: bool = False,
-                 exclusive: bool = False) -> None:  # fmt: skip
+                 exclusive: bool = False, mode: int | None = None) -> None:  # fmt: skip
     """Write ``text`` (UTF-8) to ``path`` whole or not at all: through a temporary file in the same directory and
     ``os.replace`` (``exclusive``: a hard link instead, so an existing ``path`` is never replaced but refused with
     ``FileExistsError``). The file is readable by its owner only (0600) unless ``like`` is given: the file written
-    over, whose owner and mode it keeps. ``sync``: the file and its directory entry are on disk when this returns."""
+    over, whose owner and mode it keeps, or ``mode`` (its read and write bits: an input's, for its output).
+    ``sync``: the file and its directory entry are on disk when this returns."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}{_TEMP_MARK}", suffix=".tmp")
     try:
@@ -32,6 +33,8 @@ def write_atomic(path: Path, text: str | bytes, like: os.stat_result | None = No
             if like is not None:
                 os.fchown(stream.fileno(), like.st_uid, like.st_gid)  # first: a change of owner clears set-id bits
                 os.fchmod(stream.fileno(), like.st_mode & 0o7777)
+            elif mode is not None:
+                os.fchmod(stream.fileno(), mode & 0o666)
             if sync:
                 stream.flush()
                 os.fsync(stream.fileno())
@@ -63,7 +66,7 @@ def remove_temporary_files(directory: Path) -> int:
 
 class JsonlAppender:
     """A JSONL file appended to one document's records at a time, each write flushed (and synced with ``sync``);
-    created readable by the owner only (0600).
+    created readable by the owner only (0600) unless ``mode`` says otherwise (an input's, for its output).
 
     Lines already in the file are kept, except records of our own: from byte ``ours`` on (those that earlier runs
     into the same output wrote; ``None``: none are ours). Of ours, a line cut off by a killed run is dropped, and
@@ -71,8 +74,8 @@ class JsonlAppender:
     newline gets one when it is complete JSON, and is refused when it is not.
     """
 
-    def __init__(self, path: Path, ours: int | None = None, sync: bool = False) -> None:
-        self.path, self._sync = path, sync
+    def __init__(self, path: Path, ours: int | None = None, sync: bool = False, mode: int = 0o600) -> None:
+        self.path, self._sync, self._mode = path, sync, mode & 0o666
         path.parent.mkdir(parents=True, exist_ok=True)
         data = path.read_bytes() if path.is_file() else b""
         head, tail = data[: len(data) if ours is None else ours], data[len(data) if ours is None else ours :]
@@ -86,7 +89,7 @@ class JsonlAppender:
         if lines[-1].strip() and _parses(lines[-1]):  # a record whose newline was cut off
             self._ours.append((_record(path, lines[-1], first + len(lines) - 1), lines[-1]))
         if self._content() != data and tail:
-            write_atomic(path.resolve(), self._content())
+            write_atomic(path.resolve(), self._content(), mode=self._mode)
         elif self._content() != data:  # only a newline to add: append it rather than rewrite someone else's file
             with path.open("ab") as stream:
                 stream.write(b"\n")
@@ -106,7 +109,7 @@ class JsonlAppender:
             return
         self._ours = [entry for entry, k in zip(self._ours, keys) if k not in pending]
         self._stream.close()
-        write_atomic(self.path.resolve(), self._content())
+        write_atomic(self.path.resolve(), self._content(), mode=self._mode)
         self._stream = self._open()
 
     def write(self, records: list[dict]) -> None:
@@ -123,7 +126,7 @@ class JsonlAppender:
         return self._head + b"".join(line + b"\n" for _, line in self._ours)
 
     def _open(self) -> TextIO:
-        descriptor = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        descriptor = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, self._mode)
         return os.fdopen(descriptor, "a", encoding="utf-8", newline="")
 
 

@@ -112,6 +112,8 @@ def _scan(directory: Path, wanted: set[str]) -> tuple[list[Path], list[str]]:
     other: Counter[str] = Counter()
     hidden: list[str] = []
     lines: list[str] = []
+    for _ in os.walk(directory, onerror=_refuse_unreadable):  # rglob passes over a folder it cannot read
+        pass
     for entry in sorted(directory.rglob("*")):
         if entry.is_symlink() and not entry.exists():
             lines.append(f"{entry}: skipped, {_dangling(entry)}")
@@ -133,6 +135,11 @@ def _scan(directory: Path, wanted: set[str]) -> tuple[list[Path], list[str]]:
         more = f" and {len(hidden) - 10} more" if len(hidden) > 10 else ""
         lines.append(f"{directory}: skipped {len(hidden)} hidden file(s): {', '.join(hidden[:10])}{more}")
     return files, lines
+
+
+def _refuse_unreadable(error: OSError) -> None:
+    raise InputError(f"{error.filename}: a folder that cannot be read ({error.strerror}); give read access to it, "
+                     "or leave it out of the inputs")  # fmt: skip
 
 
 def _dangling(link: Path) -> str:

@@ -15,7 +15,10 @@ A judgment may write ``０１０－１２３４－５６７８`` (full-width), `
   ``hong [at] naver [dot] com``, ``hong at naver dot com``, ``hong 골뱅이 naver 닷컴``, ``naver 점 com``: the Hangul
   words :data:`AT_WORDS` and :data:`DOT_WORDS` between Latin letters or digits, a top-level domain spelt in Hangul
   from :data:`HANGUL_DOMAINS`);
-- a mobile number read out in Sino-Korean numerals (``공일공 일이삼사 오육칠팔``, ``영일영-…``) to its digits,
+- a mobile number read out in Sino-Korean numerals (``공일공 일이삼사 오육칠팔``, ``영일영-…``) to its digits;
+- digits typed one by one with spaces between (``0 1 0 - 1 2 3 4 - 5 6 7 8``: eight or more) to the digits, a resident
+  or mobile number wrapped inside a digit group (``800101-123⏎4567``) joined when the parts make the group, and HTML
+  numeric character references (``&#48;``, ``&#x30;``) to the ASCII character they stand for,
 
 and keeps the way back: the view is a :class:`~thunder.language.views.TextView`, whose
 :meth:`~thunder.language.views.TextView.original_span` turns a span of the view into the span of the original
@@ -71,9 +74,16 @@ SINO_DIGITS = {"공": "0", "영": "0", "일": "1", "이": "2", "삼": "3", "사"
                "칠": "7", "팔": "8", "구": "9"}  # fmt: skip
 _SINO = "[0-9" + "".join(SINO_DIGITS) + "]"
 _SINO_SEPARATOR = f"[ \\t.\\-{DASHES}{DIGIT_DASHES}]?"
+# digits typed one by one with spaces between (0 1 0 - 1 2 3 4 - 5 6 7 8): eight or more, each alone
+_SPACED_DIGITS = re.compile(rf"(?<![\d.])\d(?:(?: | ?[-{DASHES}] ?)\d){{7,}}(?!\d)")
+# a resident number or a mobile number wrapped inside one of its digit groups (800101-123⏎4567, 010-1234-56⏎78)
+_CUT_GROUP = re.compile(rf"(?<!\d)(\d{{6}}-(\d{{1,6}})|01\d-\d{{3,4}}-(\d{{1,3}})){_BREAK}(\d{{1,6}})(?!\d)")
 # several characters the view writes as one (or none): (pattern, what the match becomes)
 _RUNS: tuple[tuple[re.Pattern, str | Callable[[re.Match], str]], ...] = (
     (re.compile(rf"(?<=\d[-{DASHES}]){_BREAK}(?=\d)|(?<=\d){_BREAK}(?=[-{DASHES}]\d)"), ""),  # a wrapped digit group
+    (_CUT_GROUP, lambda match: _joined_group(match)),
+    (_SPACED_DIGITS, lambda match: re.sub(f"[ {DASHES}]", lambda c: "" if c.group() == " " else "-", match.group())),
+    (re.compile(r"&#(?:([0-9]{1,7})|[xX]([0-9a-fA-F]{1,6}));"), lambda match: _reference(match)),  # &#48; &#x30;
     (re.compile(f"(?<=\\d)[{DIGIT_DASHES}](?=\\d)"), "-"),  # 010ㅡ1234ㅡ5678, 010~1234~5678
     # an address wrapped after a dot (hong@naver.⏎com)
     (re.compile(rf"(?i)(?<=[a-z0-9]\.)[ \t]*\r?\n[ \t]*(?=(?:{_DOMAINS})(?![a-z0-9]))"), ""),
@@ -89,6 +99,21 @@ _RUNS: tuple[tuple[re.Pattern, str | Callable[[re.Match], str]], ...] = (
                 f"{_SINO_SEPARATOR}{_SINO}{{4}}(?!{_SINO})"),
      lambda match: "".join(SINO_DIGITS.get(char, char) for char in match.group())),  # 공일공 일이삼사 오육칠팔
 )
+
+
+def _joined_group(match: re.Match) -> str:
+    """A cut digit group joined when its two parts make the group's length (7 after a resident number's dash, 4 at
+    a mobile number's end); else the text as it is."""
+    before = match.group(2) if match.group(2) is not None else match.group(3)
+    whole = 7 if match.group(2) is not None else 4
+    return match.group(1) + match.group(4) if len(before) + len(match.group(4)) == whole else match.group()
+
+
+def _reference(match: re.Match) -> str:
+    """An HTML numeric character reference written as the printable ASCII character it stands for (``&#48;`` 0);
+    any other stays as it is."""
+    code = int(match.group(1)) if match.group(1) is not None else int(match.group(2), 16)
+    return chr(code) if 32 < code < 127 else match.group()
 
 
 @lru_cache(maxsize=2)
@@ -107,3 +132,9 @@ def normal_view(text: str) -> TextView:
                 bisect.insort(starts, m.start())
             edits[m.start()] = (m.end(), written)
     return TextView.of_edits(text, edits)
+
+
+def normal_text(text: str) -> str:
+    """The normalised view's text alone, outside the document cache (an entity's key: ``&#48;10-…`` and ``010-…``,
+    ``김\u200b민수`` and ``김민수`` are one entity)."""
+    return normal_view.__wrapped__(text).text

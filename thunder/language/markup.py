@@ -6,7 +6,8 @@ A judgment pasted from a web page or a table keeps its markup (``<td>김철수</
 ``김철수</td><td>``, two cells of a markdown row) would eat the markup and join two identifiers into one;
 :meth:`Markup.outside_markup` cuts a span into its pieces between the markup (a span inside one tag, such as an
 attribute's value, stays whole; one inside an annotation's tag is dropped), and :func:`closing_markup` says how far
-the closing tags after a word reach (``김철수</b>는``: the particle after them).
+the closing tags after a word reach (``김철수</b>는``: the particle after them). A numeric character reference that
+stands for a letter or a digit (``&#48;``) is text written another way, not markup (:func:`written_character`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import re
 # a character reference (&nbsp;, &amp;, &#160;, &#xA0;); a markdown table's cell separator
 MARKUP = re.compile(r"<!--.{0,4096}?-->|<<<?/?[^<>\n]{1,40}>>>?|<[/!?]?[A-Za-z][A-Za-z0-9:._-]*(?:\s[^<>]*)?/?>"
                     r"|&(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});|\|", re.DOTALL)
+_NUMERIC_REFERENCE = re.compile(r"&#(?:([0-9]{1,7})|[xX]([0-9A-Fa-f]{1,6}));")
 _CLOSING_TAGS = re.compile(r"(?:</[A-Za-z][A-Za-z0-9:._-]*\s*>|<<</[^<>\n]{1,40}>>>?)+")
 
 
@@ -26,7 +28,7 @@ class Markup:
     """The markup of one text, asked which parts of a span lie outside it."""
 
     def __init__(self, text: str) -> None:
-        matches = list(MARKUP.finditer(text))
+        matches = [match for match in MARKUP.finditer(text) if not written_character(match.group())]
         self.ranges = [match.span() for match in matches]  # in order, disjoint
         self.starts = [start for start, _ in self.ranges]
         self.annotation = [match.group().startswith("<<") for match in matches]  # no text inside: a label's name
@@ -53,6 +55,17 @@ class Markup:
         if position < end:
             pieces.append((position, end))
         return pieces
+
+
+def written_character(markup: str) -> bool:
+    """Whether a piece of markup is a numeric character reference standing for a letter, a digit or a character of
+    an address (``&#48;``: 0, ``&#x40;``: @): text written another way, which an identifier may be made of, not
+    markup between two pieces of text."""
+    found = _NUMERIC_REFERENCE.fullmatch(markup)
+    if found is None:
+        return False
+    code = int(found.group(1)) if found.group(1) is not None else int(found.group(2), 16)
+    return code < 128 and (chr(code).isalnum() or chr(code) in "-@._+")
 
 
 def closing_markup(text: str) -> int:

@@ -398,6 +398,16 @@ def counted_number(text: str) -> bool:
 _NO_VOCABULARY = frozenset({"UNKNOWN", "SL", "SH", "SN", "SY", "SF", "SC", "SE", "SSO", "SSC"})
 
 
+def nouns_compound(text: str) -> bool:
+    """Whether Mecab-ko reads ``text`` (four syllables or more, spaces aside) as two or more common nouns of two
+    syllables or more each (``성전|환자``, ``인사|고충``, ``정정|명세서``): a compound noun, which a name of that
+    length almost never is."""
+    word = "".join(text.split())
+    morphemes = word_analysis(word)
+    return (len(word) >= 4 and len(morphemes) >= 2 and "".join(surface for surface, *_ in morphemes) == word
+            and all(tag == "NNG" and len(surface) >= 2 for surface, tag, _ in morphemes))  # fmt: skip
+
+
 def common_words(text: str) -> bool:
     """Whether Mecab-ko reads ``text`` (spaces aside) wholly as the common vocabulary of its dictionary: no person's
     name, no unknown word, no foreign letters, digits or symbols, and no piece of one syllable but a particle or an

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 from transformers import AutoConfig, DebertaV2Config, PretrainedConfig, PreTrainedModel
 
-from thunder.model.loader import AUTO_CLASSES, Task, has_weights
+from thunder.model.checkpoints import AUTO_CLASSES, Task, has_weights
 
 # DeBERTa-v3 architecture settings shared by every preset (relative positions only, so any length up to
 # max_position_embeddings works without absolute position embeddings).

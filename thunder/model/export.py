@@ -22,7 +22,7 @@ from transformers import PreTrainedModel
 from thunder.language.release_tokenizer import load_tokenizer
 from thunder.model import integrity
 from thunder.model.decoding import OperatingPoint
-from thunder.model.inference import PRECISIONS, TorchRuntime, probe_batch
+from thunder.model.inference import PRECISIONS, PROBE_TOLERANCE, TorchRuntime, probe_batch
 from thunder.model.loader import (
     EXPORT_FILE,
     EXPORT_FORMAT,
@@ -93,7 +93,7 @@ def export_checkpoint(
         if Path(checkpoint).is_file():  # what it exports is what was written (not sharded)
             answers = integrity.verify(model_state(data), TorchRuntime(model), tok, point, (entry["label_set"],
                                        entry.get("tokenizer_fingerprint")), entry, integrity.SCORE_TOLERANCE,
-                                       checkpoint)  # fmt: skip
+                                       checkpoint, model.config)  # fmt: skip
         else:
             answers = integrity.self_test(TorchRuntime(model.float().eval()), tok, point)
     info: dict[str, Any] = {key: entry[key] for key in ("operating_point", "windows") if key in entry}
@@ -128,7 +128,7 @@ def write_export(
         description["label_set"] = label_set.to_dict()
         point = OperatingPoint.from_dict(info.get("operating_point"))
         description |= integrity.record(model.state_dict(), TorchRuntime(model), tokenizer, point,
-                                        description["label_set"], description["tokenizer"],
+                                        description["label_set"], description["tokenizer"], model.config,
                                         info.get("windows"), info.get("unverified"))  # fmt: skip
     model.to(WEIGHT_DTYPES[weights]).save_pretrained(out, safe_serialization=True)
     model.float()
@@ -160,11 +160,13 @@ def _export_graph(model: Any, path: Path) -> None:
 
 def write_onnx(directory: str | Path, precision: str = "int8") -> Path:
     """Add an ONNX graph of an export directory's model (``precision`` fp32, or int8 linear-layer weights) and
-    record it in its ``thunder.json``; the graph is checked as at load before it is recorded."""
+    record it in its ``thunder.json``, its digest under the fingerprint; the graph is checked as at load before it is
+    recorded."""
     if precision not in PRECISIONS:
         raise ValueError(f"ONNX precision must be one of {sorted(PRECISIONS)}, got {precision!r}")
     directory = Path(directory)
-    model = Artefact.open(directory).classifier().model
+    loaded = Artefact.open(directory).classifier(runtime="torch")
+    model = loaded.model
     target = directory / PRECISIONS[precision]
     with tempfile.TemporaryDirectory(dir=directory) as tmp:
         graph = Path(tmp) / "model.onnx"
@@ -175,13 +177,20 @@ def write_onnx(directory: str | Path, precision: str = "int8") -> Path:
             quantized = Path(tmp) / "model.int8.onnx"
             quantize_dynamic(graph, quantized, weight_type=QuantType.QInt8)
             graph = quantized
-        check_graph(graph, model, precision, directory)
+        runtime = check_graph(graph, model, precision, directory)
+        integrity.check_runtime(runtime, loaded.tokenizer, loaded.operating_point, loaded.self_test,
+                                PROBE_TOLERANCE[precision], directory / target.name)  # fmt: skip
         graph.replace(target)
     import onnxruntime
 
     info = read_export_info(directory)
     info["onnx"] = {"file": target.name, "precision": precision, "sha256": sha256(target), "opset": OPSET,
                     "torch": torch.__version__, "onnxruntime": onnxruntime.__version__}  # fmt: skip
+    if info.get("fingerprint") is not None:  # the graph is one of the parts the fingerprint covers
+        info["fingerprint_format"] = integrity.FINGERPRINT_FORMAT
+        info["fingerprint"] = integrity.fingerprint(
+            model.state_dict(), OperatingPoint.from_dict(info.get("operating_point")).to_dict(), info["label_set"],
+            info["tokenizer"], info.get("windows"), info.get("unverified"), **integrity.covered(info, model.config))
     info_path = directory / EXPORT_FILE
     temporary = info_path.with_suffix(".tmp")
     temporary.write_text(json.dumps(info, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")

@@ -2,13 +2,16 @@
 
 - :func:`check_finite`: every floating-point weight is finite (a NaN or infinite bias switches a classifier off);
 - :func:`fingerprint`: one SHA-256 over the weights (names, dtypes, shapes, bytes), the operating point, the label set,
-  the tokenizer's fingerprint and the windows the model was trained on (when it stores them), written into checkpoints (``checkpoint["thunder"]["fingerprint"]``) and exports
-  (``thunder.json``) and compared at load: an edited threshold or flipped bytes are refused;
+  the tokenizer's fingerprint, the windows the model was trained on (when it stores them), the architecture
+  (:func:`architecture`: the configuration keys that change outputs) and the digest of an export's ONNX graph, written
+  into checkpoints (``checkpoint["thunder"]["fingerprint"]``) and exports (``thunder.json``) and compared at load: an
+  edited threshold, position setting or graph entry, or flipped bytes, are refused;
 - :func:`self_test`: the model's token tags and scores on the packaged sentences of
   ``resources/model/self_test.jsonl`` at the stored operating point, recorded beside the fingerprint when the model
   is written; at load they must come out again (:func:`check_self_test`), so a model whose fingerprint was rewritten
-  to match edited weights is still refused when it answers otherwise. ``thunder export`` says how many of the
-  sentences' identifiers the model finds (:func:`detection_note`): a model switched off finds none.
+  to match edited weights is still refused when it answers otherwise. The runtime that de-identifies answers them
+  too (:func:`check_runtime`: an ONNX graph, not only the weights it was made from). ``thunder export`` says how many
+  of the sentences' identifiers the model finds (:func:`detection_note`): a model switched off finds none.
 
 A model that records no fingerprint or no self-test answers (stripped, or written by an older Thunder), or an export
 written from such a model, is refused unless the caller allows unverified models (:func:`unverified_allowed`:
@@ -36,6 +39,13 @@ from thunder.model.decoding import OperatingPoint
 from thunder.model.inference import Runtime, predict_windows
 
 SELF_TEST_FORMAT = "thunder-self-test/1"
+FINGERPRINT_FORMAT = 2  # 2: the architecture and the ONNX graph's digest are fingerprinted too (1: neither; read still)
+ARCHITECTURE_KEYS = (  # configuration keys that change what an encoder answers (others: bookkeeping, training only)
+    "model_type", "vocab_size", "hidden_size", "embedding_size", "num_hidden_layers", "num_attention_heads",
+    "attention_head_size", "intermediate_size", "hidden_act", "max_position_embeddings", "type_vocab_size",
+    "layer_norm_eps", "position_embedding_type", "relative_attention", "max_relative_positions", "position_buckets",
+    "pos_att_type", "position_biased_input", "share_att_key", "norm_rel_ebd", "num_labels",
+)  # fmt: skip
 SCORE_TOLERANCE = 0.02  # largest score difference between the recorded and the found answers (GPU TF32 vs CPU)
 MAX_LENGTH = 128
 MIN_FOUND = 1  # the self-test identifiers a model must find to be exported (one on another domain's taxonomy)
@@ -79,10 +89,13 @@ def fingerprint(
     tokenizer: Mapping[str, Any] | None,
     windows: Mapping[str, Any] | None = None,
     unverified_source: str | None = None,
+    architecture: Mapping[str, Any] | None = None,
+    graph: str | None = None,
 ) -> str | None:
     """The SHA-256 over the weights in name order and the other parts as canonical JSON (``windows`` and
-    ``unverified_source`` only when the model stores them, so models written before keep theirs); None for sharded
-    weights (a training run's local shards: the export computes it)."""
+    ``unverified_source`` only when the model stores them, ``architecture`` and ``graph``, the ONNX graph's SHA-256 or
+    None, only in :data:`FINGERPRINT_FORMAT` 2, so models written before keep theirs); None for sharded weights (a
+    training run's local shards: the export computes it)."""
     digest = hashlib.sha256()
     for name in sorted(state):
         tensor = state[name]
@@ -96,8 +109,25 @@ def fingerprint(
         parts["windows"] = windows
     if unverified_source is not None:
         parts["unverified"] = unverified_source
+    if architecture is not None:
+        parts |= {"architecture": architecture, "graph": graph}
     digest.update(json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode())
     return digest.hexdigest()
+
+
+def architecture(config: Any) -> dict[str, Any]:
+    """The keys of a Hugging Face ``config`` that change what the model answers (:data:`ARCHITECTURE_KEYS`)."""
+    values = config.to_dict()
+    return {key: values[key] for key in ARCHITECTURE_KEYS if key in values}
+
+
+def covered(stored: Mapping[str, Any], config: Any) -> dict[str, Any]:
+    """The parts a stored fingerprint of format 2 covers beyond the first format's: the architecture of ``config`` and
+    the ONNX graph's digest that ``stored`` (``thunder.json``) records (None without a graph)."""
+    if stored.get("fingerprint_format") != FINGERPRINT_FORMAT:
+        return {}
+    graph = stored.get("onnx")
+    return {"architecture": architecture(config), "graph": graph.get("sha256") if isinstance(graph, Mapping) else None}
 
 
 def check_fingerprint(stored: str | None, found: str | None, source: Any) -> None:
@@ -106,7 +136,8 @@ def check_fingerprint(stored: str | None, found: str | None, source: Any) -> Non
         unverified(source, "no fingerprint recorded (stripped, or written by an older Thunder)")
         return
     if found is not None and stored != found:
-        raise IntegrityError(f"{source}: the weights, operating point, label set or tokenizer are not the ones the "
+        raise IntegrityError(f"{source}: the weights, operating point, label set, tokenizer, architecture or graph are "
+                             "not the ones the "
                              f"model was written with (fingerprint {found[:12]}, recorded {stored[:12]}); refusing it")
 
 
@@ -158,6 +189,15 @@ def check_self_test(recorded: Mapping[str, Any] | None, found: Mapping[str, Any]
                              f"({differing} of {total} tokens): its weights or operating point changed; refusing it")
 
 
+def check_runtime(runtime: Runtime, tokenizer: Any, point: OperatingPoint, recorded: Mapping[str, Any] | None,
+                  tolerance: float, source: Any) -> dict[str, Any]:  # fmt: skip
+    """The self-test on the runtime that de-identifies (an ONNX graph), against the answers recorded from the weights
+    within ``tolerance`` (its precision's): a graph that answers otherwise is refused; its answers."""
+    answers = self_test(runtime, tokenizer, point)
+    check_self_test(recorded, answers, tolerance, source)
+    return answers
+
+
 def missed_mentions(answers: Mapping[str, Any]) -> list[str]:
     """The self-test sentences' identifiers the answers do not tag whole (a character outside every tagged token)."""
     missed = []
@@ -196,16 +236,19 @@ def verify(
     stored: Mapping[str, Any],
     tolerance: float,
     source: Any,
+    config: Any,
 ) -> dict[str, Any]:
     """Every check above for a model being loaded: finite weights, the fingerprint over ``state`` and ``parts``
-    (label set, tokenizer fingerprint) and the stored windows against ``stored["fingerprint"]``, the self-test answers
+    (label set, tokenizer fingerprint), the stored windows and what :func:`covered` adds (the architecture of
+    ``config``, the graph's digest) against ``stored["fingerprint"]``, the self-test answers
     against ``stored["self_test"]``; the answers found. An export written from an unverified model
     (``stored["unverified"]``) is itself unverified."""
     check_finite(state, source)
     if stored.get("unverified"):
         unverified(source, f"exported from a model that was not verified ({stored['unverified']})")
     label_set, tokenizer_print = parts
-    found = fingerprint(state, point.to_dict(), label_set, tokenizer_print, stored.get("windows"), stored.get("unverified"))
+    found = fingerprint(state, point.to_dict(), label_set, tokenizer_print, stored.get("windows"), stored.get("unverified"),
+                        **covered(stored, config))
     check_fingerprint(stored.get("fingerprint"), found, source)
     answers = self_test(runtime, tokenizer, point)
     check_self_test(stored.get("self_test"), answers, tolerance, source)
@@ -213,10 +256,13 @@ def verify(
 
 
 def record(state: Mapping[str, Tensor], runtime: Runtime, tokenizer: Any, point: OperatingPoint,
-           label_set: Mapping[str, Any], tokenizer_print: Mapping[str, Any],
+           label_set: Mapping[str, Any], tokenizer_print: Mapping[str, Any], config: Any,
            windows: Mapping[str, Any] | None = None, unverified_source: str | None = None) -> dict[str, Any]:  # fmt: skip
-    """What a checkpoint or export records: ``{"fingerprint", "self_test"}`` (nothing for sharded weights)."""
-    digest = fingerprint(state, point.to_dict(), label_set, tokenizer_print, windows, unverified_source)
+    """What a checkpoint or export records: ``{"fingerprint", "fingerprint_format", "self_test"}`` (nothing for
+    sharded weights); an ONNX graph added later refingerprints it (:func:`thunder.model.export.write_onnx`)."""
+    digest = fingerprint(state, point.to_dict(), label_set, tokenizer_print, windows, unverified_source,
+                         architecture(config))  # fmt: skip
     if digest is None:
         return {}
-    return {"fingerprint": digest, "self_test": self_test(runtime, tokenizer, point)}
+    answers = self_test(runtime, tokenizer, point)
+    return {"fingerprint": digest, "fingerprint_format": FINGERPRINT_FORMAT, "self_test": answers}

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -31,21 +30,31 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-import torch
-from safetensors import SafetensorError, safe_open
+from safetensors import SafetensorError
 from torch import Tensor
-from transformers import (
-    AutoConfig,
-    AutoModelForMaskedLM,
-    AutoModelForTokenClassification,
-    PretrainedConfig,
-    PreTrainedModel,
-)
+from transformers import AutoConfig, PretrainedConfig, PreTrainedModel
 from transformers.utils import logging as hf_logging
 
 from thunder.language.release_tokenizer import load_tokenizer
 from thunder.language.tokenizer import THUNDER_CONFIG, Windows
 from thunder.model import integrity, signing
+from thunder.model.checkpoints import (
+    AUTO_CLASSES,
+    EXPORT_FILE,
+    ArtefactError,
+    check_weight_files,
+    checkpoint_recipe,
+    config_from_dict,
+    first_line,
+    model_from_checkpoint,
+    model_state,
+    plain_file_name,
+    read_checkpoint,
+    read_export_info,
+    read_hf_weights,
+    read_plain,
+    thunder_entry,
+)
 from thunder.model.decoding import OperatingPoint
 from thunder.model.inference import (
     PRECISIONS,
@@ -59,18 +68,10 @@ from thunder.model.inference import (
 from thunder.model.release import MappedLabelSet, is_release_dir, load_release
 from thunder.taxonomy import LabelSet, Taxonomy
 
-Task = Literal["mlm", "token-classification"]
 Format = Literal["export", "checkpoint", "sharded", "release", "huggingface"]
-AUTO_CLASSES: dict[str, Any] = {"mlm": AutoModelForMaskedLM, "token-classification": AutoModelForTokenClassification}
-EXPORT_FILE = "thunder.json"
 EXPORT_FORMAT = "thunder-export/2"
-_WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
 EMBEDDING_PADDING = 128  # embedding rows no token reaches that a model may carry (vocabularies padded for speed)
-_PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}")
-
-
-class ArtefactError(ValueError):
-    """A model artefact that cannot be used as it is: unsafe, incomplete, or parts that do not fit together."""
+RELEASE_UNVERIFIED = "a published release directory, which records no Thunder fingerprint or self-test answers"
 
 
 class LoadedModel(NamedTuple):
@@ -126,7 +127,7 @@ class Artefact:
         if self.format == "export":
             return self.info()["task"]
         if self.format == "checkpoint":
-            return thunder_entry(_read_plain(self.path, mmap=True), self.path)["task"]
+            return thunder_entry(read_plain(self.path, mmap=True), self.path)["task"]
         return "token-classification" if self.format == "release" else None
 
     def recipe(self) -> dict[str, Any] | None:
@@ -137,7 +138,7 @@ class Artefact:
         if self.format != "checkpoint":
             return None
         try:
-            checkpoint = _read_plain(self.path, mmap=True)
+            checkpoint = read_plain(self.path, mmap=True)
         except ArtefactError:  # not a checkpoint of plain data: loading the model says why
             return None
         return checkpoint_recipe(checkpoint) if isinstance(checkpoint, Mapping) else None
@@ -154,7 +155,7 @@ class Artefact:
         release, or written before it was stored) gets ``OperatingPoint()``. A sharded checkpoint is refused
         (export it first), and so is a Hugging Face directory that is not a Thunder export. With weights, the model
         must be what it claims (:func:`thunder.model.integrity.verify`: finite weights, the recorded fingerprint and
-        self-test answers; a release: finite weights).
+        self-test answers; a release records neither: it runs only unverified, :func:`~thunder.model.integrity.unverified_allowed`). An ONNX runtime answers the self-test too.
         """
         if runtime not in RUNTIMES:
             raise ValueError(f"runtime must be one of {', '.join(RUNTIMES)}, got {runtime!r}")
@@ -163,6 +164,7 @@ class Artefact:
             model, tokenizer, label_set, _ = load_release(self.path, taxonomy=taxonomy)
             if not weights:
                 return LoadedModel(None, tokenizer, label_set, OperatingPoint())
+            integrity.unverified(self.path, RELEASE_UNVERIFIED)
             integrity.check_finite(model.state_dict(), self.path)
             return LoadedModel(model, tokenizer, label_set, OperatingPoint(), self.runtime(model, runtime))
         if self.format == "sharded":
@@ -185,8 +187,12 @@ class Artefact:
             return LoadedModel(None, tokenizer, label_set, operating_point, windows=windows)
         answers = integrity.verify(state, TorchRuntime(model), tokenizer, operating_point,
                                    (stored["label_set"], stored_tokenizer), stored, integrity.SCORE_TOLERANCE,
-                                   point_source)  # fmt: skip
-        return LoadedModel(model, tokenizer, label_set, operating_point, self.runtime(model, runtime), answers, windows)
+                                   point_source, config)  # fmt: skip
+        run = self.runtime(model, runtime)
+        if isinstance(run, OnnxRuntime):  # the graph that de-identifies answers the self-test too
+            answers = integrity.check_runtime(run, tokenizer, operating_point, stored.get("self_test"),
+                                              PROBE_TOLERANCE[run.precision], point_source)  # fmt: skip
+        return LoadedModel(model, tokenizer, label_set, operating_point, run, answers, windows)
 
     def _export_parts(self, weights: bool) -> tuple:
         info = self.info()
@@ -251,7 +257,7 @@ class Artefact:
         if self.format in ("export", "release"):
             return self.classifier(weights=False).tokenizer
         sharded = self.format == "sharded"
-        checkpoint = read_checkpoint(self.path, allow_sharded=True) if sharded else _read_plain(self.path, mmap=True)
+        checkpoint = read_checkpoint(self.path, allow_sharded=True) if sharded else read_plain(self.path, mmap=True)
         entry = thunder_entry(checkpoint, self.path)
         if "tokenizer_files" not in entry:
             raise ArtefactError(f"{self.path} stores no tokenizer (trained without one?)")
@@ -272,7 +278,7 @@ def _export_config(path: Path) -> PretrainedConfig:
     try:
         return AutoConfig.from_pretrained(path, trust_remote_code=False)
     except (OSError, ValueError, KeyError, TypeError) as error:
-        raise ArtefactError(f"{path / 'config.json'}: not a model configuration ({_first_line(error)})") from None
+        raise ArtefactError(f"{path / 'config.json'}: not a model configuration ({first_line(error)})") from None
 
 
 def _export_model(path: Path, config: PretrainedConfig) -> PreTrainedModel:
@@ -283,7 +289,7 @@ def _export_model(path: Path, config: PretrainedConfig) -> PreTrainedModel:
             model, info = AUTO_CLASSES["token-classification"].from_pretrained(
                 path, config=config, use_safetensors=True, ignore_mismatched_sizes=True, output_loading_info=True)
     except (RuntimeError, ValueError, OSError, SafetensorError) as error:
-        raise ArtefactError(f"{path}: the weights do not fit config.json ({_first_line(error)})") from None
+        raise ArtefactError(f"{path}: the weights do not fit config.json ({first_line(error)})") from None
     if info["mismatched_keys"]:
         key, stored, expected = sorted(info["mismatched_keys"])[0]
         raise ArtefactError(f"{path / 'config.json'}: does not fit the weights ({key}: {tuple(stored)} in the "
@@ -306,199 +312,9 @@ def _quiet_transformers() -> Iterator[None]:
         hf_logging.set_verbosity(verbosity)
 
 
-def _first_line(error: BaseException) -> str:
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    return (lines[1] if len(lines) > 1 and lines[0].endswith(":") else lines[0]) if lines else type(error).__name__
-
-
 def _check_classifier(task: str, path: Path) -> None:
     if task != "token-classification":
         raise ArtefactError(f"{path} holds a {task!r} model, not a token classifier")
-
-
-# ----------------------------------------------------------------------------------------------- checkpoints
-
-
-def read_checkpoint(path: str | Path, allow_sharded: bool = False) -> dict[str, Any]:
-    """A Lightning checkpoint as one dict on the CPU, tensors and plain data only (``weights_only=True``).
-
-    A sharded directory is read only with ``allow_sharded`` (resuming or exporting one's own training run: PyTorch's
-    distributed-checkpoint metadata is pickled); inference refuses it.
-    """
-    path = Path(path)
-    if path.is_dir() and (path / "meta.pt").is_file():
-        if not allow_sharded:
-            raise ArtefactError(
-                f"{path} is a sharded training checkpoint; export it first: thunder export --checkpoint {path} --out DIR"
-            )
-        from lightning.fabric.utilities.load import _load_distributed_checkpoint
-
-        return _load_distributed_checkpoint(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"checkpoint not found: {path}")
-    return _read_plain(path)
-
-
-def _read_plain(path: Path, mmap: bool = False) -> Any:
-    try:
-        return torch.load(path, map_location="cpu", weights_only=True, mmap=mmap)
-    except Exception as error:  # the safe unpickler refuses anything but tensors and plain data
-        raise unloadable(path, error) from None
-
-
-def unloadable(path: str | Path, error: BaseException) -> ArtefactError:
-    """The one-line error for a checkpoint ``torch.load(weights_only=True)`` refused with ``error``."""
-    lines = [line.strip() for line in re.sub(r"\x1b\[[0-9;]*m", "", str(error)).splitlines() if line.strip()]
-    reason = next((line for line in lines if line.startswith("WeightsUnpickler error")), lines[0] if lines else "")
-    reason = reason.split(". Please use")[0]  # not torch's advice to allow what was refused
-    reason = reason or type(error).__name__
-    return ArtefactError(f"{path}: not a loadable checkpoint of tensors and plain data ({reason})")
-
-
-def thunder_entry(checkpoint: Mapping[str, Any], path: str | Path) -> dict[str, Any]:
-    """The ``"thunder"`` entry of a checkpoint written by Thunder's MaskedLM or TokenClassifier."""
-    entry = checkpoint.get("thunder") if isinstance(checkpoint, Mapping) else None
-    if not isinstance(entry, dict) or "task" not in entry or "hf_config" not in entry:
-        raise ArtefactError(f"{path} is not a Thunder checkpoint (no 'thunder' entry; written by another module?)")
-    if entry["task"] not in AUTO_CLASSES:
-        raise ArtefactError(f"{path}: unknown task {entry['task']!r}")
-    return entry
-
-
-def checkpoint_recipe(checkpoint: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The training recipe a data module (``thunder.data``) kept in its checkpoint state, if any."""
-    for value in checkpoint.values():
-        if isinstance(value, Mapping) and isinstance(value.get("recipe"), Mapping):
-            return dict(value["recipe"])
-    return None
-
-
-def read_export_info(path: Path) -> dict[str, Any]:
-    """The description (``thunder.json``) of an export directory."""
-    info_path = path / EXPORT_FILE
-    if not info_path.is_file():
-        raise FileNotFoundError(f"{info_path} not found: {path} is not a Thunder export (thunder export ...)")
-    try:
-        info = json.loads(info_path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ArtefactError(f"{info_path}: not valid JSON ({error})") from None
-    if not isinstance(info, dict) or "task" not in info:
-        raise ArtefactError(f"{info_path}: not a Thunder export description")
-    return info
-
-
-# ----------------------------------------------------------------------------------------------- weights
-
-
-def check_weight_files(directory: str | Path) -> list[str]:
-    """The weight files of a Hugging Face model directory that loading reads (``model.safetensors``,
-    ``pytorch_model.bin`` and the shards their ``*.index.json`` weight maps name), each checked to be a plain file
-    name of a file inside ``directory``, links resolved: a name like ``../outside.safetensors``, an absolute path
-    or a link out of the directory is an :class:`ArtefactError`, and so is a safetensors file whose header does not
-    cover it (cut off or damaged). In a snapshot of the Hugging Face cache (``.../snapshots/<commit>``) the files are
-    links into the same repository's ``blobs`` folder, which counts as inside."""
-    directory = Path(directory)
-    roots = {directory.resolve()}
-    if directory.parent.name == "snapshots":
-        roots.add((directory.parent.parent / "blobs").resolve())
-    named: dict[str, Path] = {}  # file name -> where it is named
-    for name in (*_WEIGHT_FILES, "pytorch_model.bin.index.json"):
-        if not (directory / name).exists() and not (directory / name).is_symlink():
-            continue
-        named[name] = directory
-        if name.endswith(".index.json"):
-            named |= {shard: directory / name for shard in sorted(set(_weight_map(directory / name).values()))}
-    for name, source in named.items():
-        path = directory / plain_file_name(name, source)
-        if path.resolve().parent not in roots:
-            raise ArtefactError(f"{path} leads out of the model directory (to {path.resolve()}); refusing to load it")
-        if not path.is_file():
-            raise ArtefactError(f"{path}: weight file missing")
-        if name.endswith(".safetensors"):
-            try:
-                with safe_open(path, framework="pt"):
-                    pass
-            except (SafetensorError, OSError) as error:
-                raise ArtefactError(f"{path}: not a complete safetensors file, cut off or damaged "
-                                    f"({_first_line(error)})") from None  # fmt: skip
-    return list(named)
-
-
-def _weight_map(index: Path) -> dict[str, Any]:
-    """The ``weight_map`` of a sharded checkpoint's index (parameter name -> shard file name)."""
-    try:
-        weight_map = json.loads(index.read_text(encoding="utf-8")).get("weight_map")
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError) as error:
-        raise ArtefactError(f"{index}: not a weight index ({error})") from None
-    if not isinstance(weight_map, dict):
-        raise ArtefactError(f"{index}: no weight_map")
-    return weight_map
-
-
-def read_hf_weights(directory: Path) -> dict[str, Tensor]:
-    """The weights of a Hugging Face model directory (safetensors, else ``pytorch_model.bin`` read safely), read
-    only from files inside it (:func:`check_weight_files`)."""
-    from safetensors.torch import load_file
-
-    check_weight_files(directory)
-    if (directory / "model.safetensors").is_file():
-        return load_file(directory / "model.safetensors")
-    index = directory / "model.safetensors.index.json"
-    if index.is_file():
-        state: dict[str, Tensor] = {}
-        for shard in sorted(set(_weight_map(index).values())):
-            state.update(load_file(directory / shard))
-        return state
-    if (directory / "pytorch_model.bin").is_file():
-        return _read_plain(directory / "pytorch_model.bin")
-    raise FileNotFoundError(f"no model weights ({', '.join(_WEIGHT_FILES)}) in {directory}")
-
-
-def has_weights(directory: str | Path) -> bool:
-    """Whether a Hugging Face model directory holds weights (not just a config)."""
-    return any((Path(directory) / name).is_file() for name in _WEIGHT_FILES)
-
-
-def config_from_dict(d: Mapping[str, Any]) -> PretrainedConfig:
-    """Inverse of ``PretrainedConfig.to_dict()``."""
-    d = dict(d)
-    return AutoConfig.for_model(d.pop("model_type"), **d)
-
-
-def model_state(checkpoint: Mapping[str, Any]) -> dict[str, Tensor]:
-    """The backbone weights of a Thunder checkpoint, with Hugging Face parameter names."""
-    return {k.removeprefix("model."): v for k, v in checkpoint["state_dict"].items() if k.startswith("model.")}
-
-
-def load_weights(model: PreTrainedModel, state: Mapping[str, Tensor], encoder_only: bool, source: str | Path) -> None:
-    """Load ``state`` into ``model``; every encoder (base model) weight must be present with the same shape.
-
-    ``encoder_only`` skips heads (a token classifier initialised from an MLM gets a new classification head).
-    States saved from a bare base model (no ``<prefix>.`` in the names) are accepted, and so are states without the
-    weights tied to others (a masked-LM head tied to the embeddings, as ``save_pretrained`` writes it).
-    """
-    prefix = model.base_model_prefix + "."
-    if not any(k.startswith(prefix) for k in state):
-        state = {prefix + k: v for k, v in state.items()}
-    if encoder_only:
-        state = {k: v for k, v in state.items() if k.startswith(prefix)}
-    own = model.state_dict()
-    mismatched = [k for k, v in state.items() if k in own and own[k].shape != v.shape]
-    if mismatched:
-        raise ArtefactError(f"{source}: shapes differ from the model for {mismatched[:5]} (another backbone config?)")
-    missing, _ = model.load_state_dict(state, strict=False)
-    loaded = {own[k].data_ptr() for k in state if k in own}  # a weight tied to a loaded one (an output head) is loaded
-    missing_weights = [k for k in missing
-                       if (not encoder_only or k.startswith(prefix)) and own[k].data_ptr() not in loaded]  # fmt: skip
-    if missing_weights:
-        raise ArtefactError(f"{source}: weights missing for {missing_weights[:5]} (not the same architecture?)")
-
-
-def model_from_checkpoint(checkpoint: Mapping[str, Any], entry: Mapping[str, Any], source: str | Path) -> PreTrainedModel:
-    """The transformers model of a Thunder checkpoint, in eval mode on the CPU."""
-    model = AUTO_CLASSES[entry["task"]].from_config(config_from_dict(entry["hf_config"]))
-    load_weights(model, model_state(checkpoint), encoder_only=False, source=source)
-    return model.eval()
 
 
 # ----------------------------------------------------------------------------------------------- tokenizers
@@ -509,13 +325,6 @@ def tokenizer_files(tokenizer: Any) -> dict[str, bytes]:
     with tempfile.TemporaryDirectory() as tmp:
         tokenizer.save_pretrained(tmp)
         return {p.name: p.read_bytes() for p in Path(tmp).iterdir() if p.is_file()}
-
-
-def plain_file_name(name: Any, source: str | Path) -> str:
-    """``name`` when it is a plain file name (no directory part, no leading dot); else :class:`ArtefactError`."""
-    if not isinstance(name, str) or not _PLAIN_NAME.fullmatch(name):
-        raise ArtefactError(f"{source}: refusing the stored file name {name!r} (not a plain file name)")
-    return name
 
 
 def write_files(files: Mapping[str, bytes], directory: str | Path, source: str | Path = "checkpoint") -> None:
@@ -550,7 +359,7 @@ def read_tokenizer(directory: Path, stored_in: str | Path | None = None) -> Any:
         return load_tokenizer(directory)
     except Exception as error:  # noqa: BLE001  (tokenizers raises a bare Exception for a file it cannot parse)
         raise ArtefactError(f"{named('tokenizer.json')}: does not load as a tokenizer ({type(error).__name__}: "
-                            f"{_first_line(error)})") from None  # fmt: skip
+                            f"{first_line(error)})") from None  # fmt: skip
 
 
 def tokenizer_fingerprint(tokenizer: Any) -> dict[str, Any]:

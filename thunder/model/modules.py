@@ -44,17 +44,19 @@ from thunder.model.backbones import (
     window_limit,
 )
 from thunder.model.decoding import GROW_THRESHOLD, THRESHOLD, OperatingPoint, entity_tags, token_spans
-from thunder.model.loader import (
+from thunder.model.checkpoints import (
     AUTO_CLASSES,
-    Artefact,
     ArtefactError,
     Task,
     config_from_dict,
     has_weights,
-    label_set_from_dict,
     load_weights,
     model_state,
     thunder_entry,
+)
+from thunder.model.loader import (
+    Artefact,
+    label_set_from_dict,
     tokenizer_files,
     tokenizer_fingerprint,
     tokenizer_from_files,
@@ -491,7 +493,7 @@ class TokenClassifier(_ThunderModule):
         try:
             windows = self._training_windows()
             return integrity.record(state, TorchRuntime(model), self.tokenizer, self.operating_point,
-                                    self.label_set.to_dict(), tokenizer_fingerprint(self.tokenizer),
+                                    self.label_set.to_dict(), tokenizer_fingerprint(self.tokenizer), model.config,
                                     windows.to_dict() if windows is not None else None)  # fmt: skip
         finally:
             self.model.train(training)

@@ -41,16 +41,17 @@ import socket
 import stat
 import sys
 import time
-from dataclasses import asdict, dataclass, replace
-from enum import Enum
+from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Mapping, Sequence
 
 from thunder.deid.mapping import replacing_edits
-from thunder.deid.pipeline import DeidResult, Deidentifier, DetectedSpan, PipelineOptions
+from thunder.deid.pipeline import DeidResult, DetectedSpan
 from thunder.documents.formats import Extracted, Replacement, render
 from thunder.documents.outputs import JsonlAppender, remove_temporary_files, write_atomic
-from thunder.documents.sources import Document, InputError, Listing, read_jsonl
+from thunder.documents.sources import Document, InputError, Listing
+from thunder.runs.names import Layout, Slot, escaped, holds_replaced, replaced_texts
+from thunder.runs.settings import settings_key
 
 INTERRUPTED = 130  # exit code after Ctrl-C or SIGTERM
 LOCK_FILE = ".thunder.lock"
@@ -81,125 +82,6 @@ def document_output(extracted: Extracted, result: DeidResult, out_format: str | 
     (:class:`thunder.documents.formats.FormatError`: refused, nothing to write)."""
     edits = [Replacement(*edit) for edit in replacing_edits(extracted.text, result.text, result.spans)]
     return render(extracted, edits, out_format, {span.text: span.placeholder for span in result.spans})
-
-
-class Layout(str, Enum):
-    """Where each document's output goes under the output directory."""
-
-    MIRROR = "mirror"  # the input's relative path; a JSONL input gives a JSONL output; one spans file
-    PER_DOCUMENT = "per_document"  # one text file per document (JSONL records too), its spans file beside it
-
-
-@dataclass(frozen=True)
-class Slot:
-    """Where one document's output goes: the file ``name`` under the output directory, or (``record``) the line
-    with the document's id inside the JSONL file ``name``."""
-
-    name: str  # relative to the output directory (the input's relative path under MIRROR)
-    doc: str  # the document id (a text file's: its path), as the mapping records name it
-    record: bool = False
-    where: str = ""  # the input, for messages: FILE or FILE:LINE
-    source: Path | None = None  # the input file (``in_place`` writes over it)
-    out_id: str | None = None  # the id written in the output (a de-identified ``doc``); None: ``doc``
-
-    @property
-    def output_id(self) -> str:
-        """The id the output, the spans file and the review queue name the document by."""
-        return self.doc if self.out_id is None else self.out_id
-
-
-def mirror_slots(listing: Listing, rename: Callable[[str], str] | None = None,
-                 deidentify: Callable[[list[str]], list[str]] | None = None) -> list[Slot]:  # fmt: skip
-    """The slots of ``thunder deid``'s inputs (``rename``: a file's output name from its relative path, e.g. another
-    format's suffix); two records of one JSONL file with one id are refused. ``deidentify`` (texts -> de-identified
-    texts): the output names (folders and file stems) and JSONL ids are de-identified by it (:func:`_deidentified`)."""
-    slots = []
-    for file in listing.files:
-        if not file.jsonl:
-            name = rename(file.relative) if rename else file.relative
-            slots.append(Slot(name, str(file.path), where=str(file.path), source=file.path))
-            continue
-        first: dict[str, int] = {}
-        for doc in read_jsonl(file):
-            if doc.error is None and doc.id in first:
-                raise InputError(f"{file.path}:{doc.line}: id {doc.id!r} repeats line {first[doc.id]}")
-            first.setdefault(doc.id, doc.line or 0)
-            slots.append(Slot(file.relative, doc.id, True, doc.where, file.path))
-    return slots if deidentify is None else _deidentified(slots, deidentify)
-
-
-def _name_pieces(name: str) -> tuple[list[str], str]:
-    """The folders and the file stem of a relative output name, and its suffix (``.txt``)."""
-    *folders, last = name.split("/")
-    stem, dot, suffix = last.rpartition(".") if "." in last.lstrip(".") else (last, "", "")
-    return [*folders, stem], dot + suffix
-
-
-def _deidentified(slots: list[Slot], deidentify: Callable[[list[str]], list[str]]) -> list[Slot]:
-    """``slots`` with de-identified output names (each folder and file stem, the suffix kept) and ids (``out_id``:
-    a JSONL record's id, a text file's path with its folders and stem under the inputs' folder de-identified), which
-    the outputs, the spans file and the review queue name; the mapping keeps the input's ``doc``. A name or id that
-    would meet another (two people, one placeholder) gets a counter (``A_2.txt``, ``2020고단1234_A_2``); unchanged
-    ones keep theirs."""
-    pieces = (piece for slot in slots for piece in _name_pieces(slot.name)[0])
-    docs = (piece for slot in slots if not slot.record for piece in _doc_pieces(slot)[1])
-    texts = list(dict.fromkeys([*pieces, *docs, *(slot.doc for slot in slots if slot.record)]))
-    done = dict(zip(texts, deidentify(texts)))
-
-    def safe(text: str) -> str:  # a piece of a path: no separator, never empty, "." or ".."
-        text = done[text].replace("/", "_").replace("\\", "_").replace("\0", "")
-        return text if text.strip(".") else "_"
-
-    def renamed(name: str) -> str:
-        pieces, suffix = _name_pieces(name)
-        return "/".join(map(safe, pieces)) + suffix
-
-    names = _distinct({s.name: renamed(s.name) for s in slots}, _counted)
-    by_file: dict[str, dict[str, str]] = {}  # JSONL input -> its ids, de-identified
-    for slot in slots:
-        if slot.record:
-            by_file.setdefault(slot.name, {})[slot.doc] = done[slot.doc]
-    ids = {name: _distinct(renamed_ids, lambda i, k: f"{i}_{k}") for name, renamed_ids in by_file.items()}
-    out = []
-    for slot in slots:
-        if slot.record:
-            out_id = ids[slot.name][slot.doc]
-        else:
-            head, doc_pieces, suffix = _doc_pieces(slot)
-            out_id = "/".join([*head, *map(safe, doc_pieces)]) + suffix
-        out.append(replace(slot, name=names[slot.name], out_id=None if out_id == slot.doc else out_id))
-    return out
-
-
-def _doc_pieces(slot: Slot) -> tuple[list[str], list[str], str]:
-    """A text file slot's path (``doc``) as the folders above the inputs' folder, the folders and the stem under it
-    (those of its output name), and its suffix."""
-    parts = slot.doc.split("/")
-    under = len(_name_pieces(slot.name)[0])
-    pieces, suffix = _name_pieces("/".join(parts[-under:]))
-    return parts[:-under], pieces, suffix
-
-
-def _counted(name: str, count: int) -> str:
-    """``name`` with ``_count`` before its suffix (``A.txt`` -> ``A_2.txt``)."""
-    pieces, suffix = _name_pieces(name)
-    return "/".join(pieces[:-1] + [f"{pieces[-1]}_{count}"]) + suffix
-
-
-def _distinct(renamed: dict[str, str], counted: Callable[[str, int], str]) -> dict[str, str]:
-    """``renamed`` (original -> new) with new values that differ: unchanged ones first, the others in order, with
-    the first free ``counted(new, 2, 3, ...)`` where theirs is taken."""
-    taken = {new for old, new in renamed.items() if old == new}
-    distinct = {}
-    for old, new in renamed.items():
-        if old != new:
-            count = 1
-            while new in taken:
-                count += 1
-                new = counted(renamed[old], count)
-            taken.add(new)
-        distinct[old] = new
-    return distinct
 
 
 @dataclass
@@ -234,8 +116,10 @@ class OutputPlan:
         with_span_text: bool = True,
         out_option: str = "--out",
         overwrite_option: str = "--overwrite",
+        keep_names: bool = False,
     ) -> None:
         self.command, self.layout, self.out, self.listing = command, layout, out, listing
+        self.keep_names = keep_names
         self.slots, self.in_place, self.with_span_text = list(slots), in_place, with_span_text
         self.spans_file = spans if isinstance(spans, Path) else None  # MIRROR: one file for every document
         self.spans_beside = spans is True and layout is Layout.PER_DOCUMENT
@@ -249,7 +133,7 @@ class OutputPlan:
         self._failures: JsonlAppender | None = None
         self._lock: int | None = None
         self._record: dict[str, Any] | None = None
-        self._by_key = {(slot.name, slot.output_id): slot for slot in self.slots}
+        self._by_key = {key: slot for slot in self.slots for key in self.keys(slot)}
         self._by_source = {(slot.source, slot.doc): slot for slot in self.slots}
         self.failures_name = FAILED_FILE  # failed-<rank>.jsonl on each process of a distributed run
         self.progress_interval = PROGRESS_SECONDS
@@ -258,8 +142,20 @@ class OutputPlan:
     # -- check ------------------------------------------------------------------------------------------------
 
     def names(self, slot: Slot) -> tuple[str, ...]:
-        """The files under the output directory that ``slot`` writes."""
-        return (slot.name, slot.name + SPANS_SUFFIX) if self.spans_beside else (slot.name,)
+        """The files under the output directory that ``slot`` may write (its name, and unless names are kept, the
+        one under its digest: :meth:`named`)."""
+        names = (slot.name,) if self.keep_names or slot.record else tuple(dict.fromkeys((slot.name, slot.hidden_name)))
+        return tuple(n for name in names for n in ((name, name + SPANS_SUFFIX) if self.spans_beside else (name,)))
+
+    def named(self, slot: Slot | None, result: DeidResult) -> Slot | None:
+        """``slot`` as its document is written: under its digest (:mod:`thunder.runs.names`) when its name or id holds
+        a text ``result`` replaced, unless names are kept."""
+        if slot is None or self.keep_names:
+            return slot
+        replaced = replaced_texts(result)
+        if holds_replaced(slot.output_id, replaced) or (not slot.record and holds_replaced(slot.name, replaced)):
+            return slot.hiding()
+        return slot
 
     def check(self, files: Mapping[str, Path | None] | None = None) -> None:
         """Refuse, before any work, outputs that could overwrite an input or one another (``files``: the run's
@@ -397,10 +293,10 @@ class OutputPlan:
         if self.out is None:
             return
         if self.layout is Layout.MIRROR:
-            for name in {slot.name for slot in self.slots if slot.record}:
-                self._jsonl[name] = JsonlAppender(self.out / name, ours=0)
+            for name, source in {slot.name: slot.source for slot in self.slots if slot.record}.items():
+                self._jsonl[name] = JsonlAppender(self.out / name, ours=0, mode=_mode_of(source))
             ids = {name: {str(r.get("id")) for r in appender.records} for name, appender in self._jsonl.items()}
-            self._done = {s for s in self.slots if (s.output_id in ids[s.name] if s.record else self._exists(s))}
+            self._done = {s for s in self.slots if ({s.output_id, s.hidden} & ids[s.name] if s.record else self._exists(s))}
         else:
             self._done = {s for s in self.slots if self._exists(s)}
         self.counts.already = len(self._done)
@@ -425,8 +321,13 @@ class OutputPlan:
             return
         self._spans = JsonlAppender(self.spans_file, self.ours(self.spans_file))
         self._spans.drop_unfinished(lambda r: (r.get("file"), str(r.get("doc"))),
-                                    {(slot.name, slot.output_id) for slot in self.pending()}, self._by_key)  # fmt: skip
+                                    {key for slot in self.pending() for key in self.keys(slot)}, self._by_key)  # fmt: skip
         self.appended(self.spans_file, self._spans.start)
+
+    def keys(self, slot: Slot) -> list[tuple[str, str]]:
+        """The (file, id) pairs the spans file and the review queue may name ``slot``'s document by."""
+        hidden = slot.hiding()
+        return [(slot.name, slot.output_id)] + ([] if self.keep_names else [(hidden.name, hidden.output_id)])
 
     def appended(self, path: Path, start: int) -> None:
         """Remember that records of runs into the output directory begin at byte ``start`` of ``path``."""
@@ -449,6 +350,13 @@ class OutputPlan:
         if doc.file is None:
             return None
         return self._by_source[(doc.file.path, doc.id)]
+
+    def shown(self, doc: Document) -> str:
+        """How messages name ``doc``: where it is, or (its name holds an identifier) its digest."""
+        slot = self._by_source.get((doc.file.path, doc.id)) if doc.file is not None else None
+        if slot is not None and not self.keep_names and slot.output_id == slot.hiding().output_id:
+            return f"{slot.output_id} (its input's name holds an identifier)"
+        return doc.where
 
     def done_count(self) -> int:
         """Documents whose output exists now (every process's)."""
@@ -483,14 +391,14 @@ class OutputPlan:
             if beside:
                 lines = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
                 write_atomic(target.with_name(target.name + SPANS_SUFFIX), lines)
-            write_atomic(target, result.text if content is None else content)
+            write_atomic(target, result.text if content is None else content, mode=_mode_of(slot.source))
         self.counts.written += 1
         self._progress()
 
     def fail(self, where: str, reason: str, record: dict | None = None) -> None:
         """Report a document that was not de-identified (``record``: its line of ``failed.jsonl``, PER_DOCUMENT)."""
         self.counts.failed += 1
-        print(f"{self.command}: error: {where}: {reason}", file=sys.stderr, flush=True)
+        print(f"{self.command}: error: {escaped(where)}: {escaped(reason)}", file=sys.stderr, flush=True)
         if record is not None and self.out is not None and self.layout is Layout.PER_DOCUMENT:
             if self._failures is None:
                 self._failures = JsonlAppender(self.out / self.failures_name, ours=0)
@@ -499,7 +407,7 @@ class OutputPlan:
     def report(self, summary: bool = True) -> None:
         """Name every skipped input with its reason, then (``summary``) how many documents went which way."""
         for line in self.listing.skipped:
-            print(f"{self.command}: {line}", file=sys.stderr, flush=True)
+            print(f"{self.command}: {escaped(line)}", file=sys.stderr, flush=True)
         if summary:
             print(f"{self.command}: {self.summary()}", file=sys.stderr, flush=True)
 
@@ -546,8 +454,12 @@ class OutputPlan:
     # -- helpers ----------------------------------------------------------------------------------------------
 
     def _exists(self, slot: Slot) -> bool:
-        path = self.out / slot.name  # type: ignore[operator]
-        return path.is_file() and (not slot.record or path.stat().st_size > 0)
+        """Whether ``slot``'s output exists (under its name, or its digest: :meth:`named`)."""
+        if slot.record:
+            path = self.out / slot.name  # type: ignore[operator]
+            return path.is_file() and path.stat().st_size > 0
+        names = (slot.name,) if self.keep_names else (slot.name, slot.hidden_name)
+        return any((self.out / name).is_file() for name in names)  # type: ignore[operator]
 
     def _take_lock(self) -> None:
         path = self.out / LOCK_FILE  # type: ignore[operator]
@@ -591,6 +503,14 @@ class OutputPlan:
         if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT or not _consistent(record):
             raise InputError(f"{path}: not a Thunder run record ({RECORD_FORMAT}); remove it to redo the directory")
         return record
+
+
+def _mode_of(source: Path | None) -> int:
+    """An output's permission bits: its input's read and write bits (0600 where the input cannot be read)."""
+    try:
+        return source.stat().st_mode & 0o666 if source is not None else 0o600
+    except OSError:
+        return 0o600
 
 
 def _consistent(record: Mapping[str, Any]) -> bool:
@@ -641,59 +561,6 @@ def _differences(previous: Mapping[str, Any], current: Mapping[str, Any]) -> str
     keys = [*current, *(key for key in previous if key not in current)]
     changed = [key for key in keys if previous.get(key) != current.get(key)]
     return ", ".join(f"{key}: {shown(previous.get(key))} -> {shown(current.get(key))}" for key in changed)
-
-
-# ----------------------------------------------------------------------------------------------- settings
-
-
-def settings_key(settings: Mapping[str, Any]) -> str:
-    """The SHA-256 of a run's settings as canonical JSON: the key an output's record names."""
-    canonical = json.dumps(settings, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def files_sha256(path: str | Path) -> str:
-    """SHA-256 over a file, or over a directory's files (their relative names and contents, in name order)."""
-    path = Path(path)
-    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-    digest = hashlib.sha256()
-    for file in files:
-        digest.update(file.relative_to(path).as_posix().encode("utf-8") + b"\0" if path.is_dir() else b"")
-        with file.open("rb") as stream:
-            while chunk := stream.read(1 << 20):
-                digest.update(chunk)
-    return digest.hexdigest()
-
-
-def run_settings(pipeline: PipelineOptions, deidentifier: Deidentifier, unverified: bool = False,
-                 **outputs: Any) -> dict[str, Any]:  # fmt: skip
-    """What decides a run's outputs: the layout and output options (``outputs``), the model's files (SHA-256) and
-    whether it may run unverified (``--allow_unverified``), the taxonomy and the pipeline options that change outputs
-    (batch size and device do not; the publication policy does: legal text, kept officials and regions, propagation)."""
-    model, policy = deidentifier.model is not None, deidentifier.policy
-    return {
-        "model": files_sha256(pipeline.model) if pipeline.model else None,
-        "unverified": unverified and model,
-        "taxonomy": deidentifier.taxonomy.fingerprint(),
-        "recognizers": pipeline.recognizers,
-        "operator": pipeline.operator,
-        "operators": pipeline.operators,
-        "max_length": deidentifier.windowing.max_length if model else None,
-        "stride": deidentifier.windowing.stride if model else None,
-        "threshold": deidentifier.operating_point.threshold if model else None,
-        "grow_threshold": deidentifier.operating_point.grow_threshold if model else None,
-        "runtime": type(deidentifier.runtime).__name__ if model else None,  # what ran, "auto" resolved
-        "protected_words": policy.protected_words,
-        "legal_text": policy.legal_text if model else None,
-        "keep_officials": list(policy.keep_officials),
-        "keep_regions": policy.keep_regions if model else None,
-        "propagate_threshold": policy.propagate_threshold if model else None,
-        "propagate_share": policy.propagate_share if model else None,
-        "genre_words": policy.genre_words if model else None,
-        "propagate_evidence": policy.propagate_evidence if model else None,
-        "spread_names": policy.spread_names,
-        **outputs,
-    }
 
 
 # ----------------------------------------------------------------------------------------------- signals

@@ -29,7 +29,7 @@ import json
 import re
 import signal
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Collection, Sequence
 
@@ -42,7 +42,9 @@ from thunder.deid.pipeline import DeidResult, PipelineOptions
 from thunder.deid.policy import PublicationPolicy
 from thunder.documents.formats import OUT_FORMATS, Extracted, FormatError, output_name, read_document
 from thunder.model.integrity import unverified_allowed
-from thunder.runs.plan import INTERRUPTED, Layout, OutputPlan, Slot, catch_signals, document_output, run_settings
+from thunder.runs.names import Layout, Slot, hide_identifying, identifying_names
+from thunder.runs.plan import INTERRUPTED, OutputPlan, catch_signals, document_output
+from thunder.runs.settings import run_settings
 from thunder.documents.sources import (DOCUMENT_SUFFIXES, JSONL_SUFFIXES, TEXT_SUFFIXES, InputError, InputFile,
                                       Listing, list_inputs, read_jsonl, read_text, suffix_of)  # fmt: skip
 
@@ -325,7 +327,12 @@ class DeidWriter(BasePredictionWriter):
         self.refs = corpus.refs
         readable = [ref for ref in corpus.refs if ref.error is None]
         slots = [Slot(output_name(ref.output, self.out_format) if ref.offset is None else ref.output, ref.id,
-                      where=ref.where, source=Path(ref.path)) for ref in readable]  # fmt: skip
+                      where=ref.where, source=Path(ref.path), key=ref.output) for ref in readable]  # fmt: skip
+        pipeline = getattr(pl_module, "pipeline", None)
+        if isinstance(pipeline, PipelineOptions) and pipeline.recognizers != []:  # names hold no identifier
+            recognizers_only = replace(pipeline, model=None, verify=None, recognizers_only=True)
+            names = identifying_names(recognizers_only.build(pl_module.policy), pipeline.batch_size)
+            slots = hide_identifying(slots, names)
         plan = OutputPlan("thunder predict", Layout.PER_DOCUMENT, self.output_dir, corpus.listing, slots,
                           total=len(corpus.refs), spans=self.spans,
                           out_option="output_dir", overwrite_option="DeidWriter's overwrite: true")  # fmt: skip
@@ -384,7 +391,7 @@ class DeidWriter(BasePredictionWriter):
             except FormatError as error:  # refused, nothing written for it; the run goes on and exits 1
                 self.plan.fail(ref.where, f"not written: {error}", failure)
                 continue
-            self.plan.write(self._slots[ref.output], result, content)
+            self.plan.write(self.plan.named(self._slots[ref.output], result), result, content)
         prediction.clear()  # written: do not keep millions of documents in the predict loop's outputs
 
     def on_predict_end(self, trainer: Trainer, pl_module: LightningModule) -> None:

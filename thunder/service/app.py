@@ -24,8 +24,8 @@ import socket
 import threading
 import time
 from importlib import resources
-from pathlib import Path
-from typing import Any, Awaitable, Iterator
+from pathlib import Path, PureWindowsPath
+from typing import Any, Awaitable, Iterator, Sequence
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.openapi.docs import get_swagger_ui_html
@@ -40,10 +40,11 @@ from swagger_ui_bundle import swagger_ui_path
 from thunder.deid.mapping import MappingKey, replacing_edits
 from thunder.deid.overlaps import REVIEWER
 from thunder.deid.pipeline import Deidentifier, DeidResult
-from thunder.deid.recognizers.registry import ScoredSpan
+from thunder.deid.recognizers.registry import Recognizer, ScoredSpan, recognize
 from thunder.deid.triage import TriageRule
 from thunder.documents.formats import SUFFIXES, Extracted, FormatError, output_name, read_bytes, render
 from thunder.documents.formats import Replacement as Edit
+from thunder.runs.names import holds_replaced, readable, replaced_texts
 from thunder.service.batching import Batcher
 from thunder.service.bodies import (
     REQUESTS,
@@ -229,7 +230,8 @@ def create_app(
 
         async def work() -> dict:
             (result,) = await batcher.deidentify([text], body.operator, body.threshold)
-            written = {} if extracted is None else await asyncio.to_thread(_write_upload, extracted, result, body)
+            written = {} if extracted is None else await asyncio.to_thread(_write_upload, extracted, result, body,
+                                                                           deidentifier.recognizers)  # fmt: skip
             read = {} if extracted is None else {"extracted": extracted.text}
             return {**result_json(result), **written, **read, **await seal(body.id, text, result, wanted)}
 
@@ -247,8 +249,9 @@ def create_app(
 
         async def work() -> dict:
             results = await batcher.deidentify(texts, body.operator, body.threshold)
-            return {"results": [{"id": i, **result_json(r), **await seal(i, t, r, wanted)}
-                                for i, t, r in zip(ids, texts, results)]}  # fmt: skip
+            shown = [i if _clean(i, r, deidentifier.recognizers) else str(k) for k, (i, r) in enumerate(zip(ids, results))]
+            return {"results": [{"id": s, **result_json(r), **await seal(i, t, r, wanted)}
+                                for s, i, t, r in zip(shown, ids, texts, results)]}  # fmt: skip
 
         return JSONResponse(await answer(request, work()))
 
@@ -275,7 +278,8 @@ def create_app(
                 if not any(s.start < span.end and span.start < s.end for s in result.spans):
                     raise RequestError(400, f"spans[{i}] [{span.start}, {span.end}) could not be applied "
                                             f"({_dropped(body.text, span)})")  # fmt: skip
-            written = {} if extracted is None else await asyncio.to_thread(_write_upload, extracted, result, body)
+            written = {} if extracted is None else await asyncio.to_thread(_write_upload, extracted, result, body,
+                                                                           deidentifier.recognizers)  # fmt: skip
             return {**result_json(result), **written, **await seal(body.id, body.text, result, wanted)}
 
         return JSONResponse(await answer(request, work()))
@@ -287,9 +291,20 @@ def create_app(
     return Service(app, lifecycle, token_required=token is not None)
 
 
+def _uploaded_name(body: Upload) -> str:
+    """The uploaded document's file name without any folder (``/`` or ``\\``, as a client on any system sends)."""
+    return PureWindowsPath(body.filename or "").name
+
+
+def _clean(name: str, result: DeidResult, recognizers: Sequence[Recognizer]) -> bool:
+    """Whether a client's name (a file stem, a batch id) may be answered back: the recognizers find nothing in it
+    (as ``thunder deid`` checks output names) and it holds no text replaced in its document (``result``)."""
+    return not recognize(readable(name), recognizers) and not holds_replaced(name, replaced_texts(result))
+
+
 def _read_upload(body: Upload) -> Extracted:
     """The text of an uploaded document: 415 for a format not read here, 400 with the format's one-line reason."""
-    name = Path(body.filename or "").name
+    name = _uploaded_name(body)
     if Path(name).suffix.lower() not in SUFFIXES:
         raise RequestError(415, f"filename: {Path(name).suffix or 'no suffix'} is not a document format read here "
                                 f"({', '.join(SUFFIXES)})")  # fmt: skip
@@ -303,16 +318,18 @@ def _read_upload(body: Upload) -> Extracted:
         raise RequestError(400, f"document refused: {error}") from None
 
 
-def _write_upload(extracted: Extracted, result: DeidResult, body: Upload) -> dict:
-    """The de-identified document (base64) and its name, written and checked as ``thunder deid`` does; 422 with the
-    format's reason when it cannot be written safely."""
+def _write_upload(extracted: Extracted, result: DeidResult, body: Upload, recognizers: Sequence[Recognizer]) -> dict:
+    """The de-identified document (base64) and its name (the upload's, without folders, when it is clean:
+    :func:`_clean`; else ``document`` and the format's suffix), written and checked as ``thunder deid`` does; 422 with
+    the format's reason when it cannot be written safely."""
     edits = [Edit(*edit) for edit in replacing_edits(extracted.text, result.text, result.spans)]
     try:
         data = render(extracted, edits, body.out_format, {span.text: span.placeholder for span in result.spans})
     except FormatError as error:
         raise RequestError(422, f"document not written: {error}") from None
-    name = output_name(Path(body.filename or "").name, body.out_format)
-    return {"document": base64.b64encode(data).decode("ascii"), "filename": name}
+    name = _uploaded_name(body)
+    name = name if _clean(Path(name).stem, result, recognizers) else "document" + Path(name).suffix.lower()
+    return {"document": base64.b64encode(data).decode("ascii"), "filename": output_name(name, body.out_format)}
 
 
 def _dropped(text: str, span: ScoredSpan) -> str:
@@ -426,6 +443,18 @@ def check_host(host: str, token_required: bool) -> None:
     """Refuse to listen beyond loopback without a token (``ValueError``, one line)."""
     if not token_required and not is_loopback(host):
         raise ValueError(f"--host {host} reaches beyond this machine: give --token_file (a token clients must send)")
+
+
+def check_port(host: str, port: int) -> None:
+    """Refuse a port another program listens on (``ValueError``, one line), before the model loads."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds: a closed server's port is free
+        try:
+            probe.bind((host, port))
+        except OSError as error:
+            raise ValueError(f"--port {port}: cannot listen on {host}:{port} ({error.strerror}; another server?); "
+                             "choose another port") from None  # fmt: skip
 
 
 def read_token(path: str | Path) -> str:

@@ -3,7 +3,7 @@
 
 from pathlib import Path
 
-__version__ = "1.0.0"
+__version__ = "1.1.0"
 
 
 def path() -> Path:

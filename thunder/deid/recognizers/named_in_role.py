@@ -17,7 +17,9 @@ unless the dictionary knows it as a person's name or it is a rare noun shaped li
 syllables, a surname first, none of the general nouns of Korean). Names listed with middle dots after a role are each found
 (``피고인 김철수·이영희``); a foreign name is found whole, its words joined by middle dots or spaces, where Mecab-ko
 knows its words as persons' names (``원고 쿠즈네초바 이리나``, ``물리치료사 올가·소콜로프``; :func:`foreign_name`).
-A header's party written with a registration number after the name is found whatever the name's words
+A name in quotes after its role is found whole (``피고인 '김민수'는``), and the text is read in the recognizers'
+normalised view (a zero-width space inside a name is no break). A header's party written with a registration number
+after the name is found whatever the name's words
 (``피고 후지에 (외국인등록번호 …``, ``상 대 방 자오 진 (990714-…``), unless a word is a role, an organisation's form
 (``주식회사 한빛 (110111-…``), a common word or a place (:func:`party_name`); so are the parties a header lists by
 number after their role (``원 고 1. 김령항 / 2. 고속상``, :func:`_listed_parties`).
@@ -30,11 +32,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import replace
 from functools import lru_cache
 from typing import Iterable
 
 from thunder.deid.policy import PROTECTED_WORDS
 from thunder.identifiers.base import PatternRecognizer, ScoredSpan
+from thunder.identifiers.normalize import normal_view
 from thunder.language.genre import load_genre_words
 from thunder.language.legal import PARTY_ROLES, PERSON_ROLES, ROLE_WORDS, LegalText
 from thunder.language.morphemes import final_particles, is_person, noun_compound, word_analysis
@@ -50,7 +54,7 @@ _NOTE = r"(?:[ \t]*\([^()\n]{1,12}\))?[ \t]+"  # after a role: 피고(반소원�
 _WRAP = r"[ \t]*\n[ \t]*"  # ... or the end of a line: published decisions are wrapped at a margin (의사 ⏎ 김철수)
 _AFTER_ROLE = re.compile(
     rf"(?<![가-힣])(?:{_PARTY}|{_ROLE})인?(?:{_NOTE}|{_WRAP})"  # the role (처남인: "who is the brother-in-law")
-    r"(?P<word>[가-힣]{2,8})(?![가-힣])"
+    r"(?:(?P<quote>['‘\"“])(?P<quoted>[가-힣]{2,4})['’\"”]|(?P<word>[가-힣]{2,8})(?![가-힣]))"  # 피고인 '김민수'는
 )
 _BEFORE_DETAILS = re.compile(  # the details may wrap to the next line: 강산겐( ⏎ 980205-…
     r"(?<![가-힣])(?P<word>[가-힣]{2,4})[ \t]*\([ \t]*(?:\n[ \t]*)?(?:\d{6}[ \t]*-|[남여](?:자|성)?[ \t]*[,)]|\d{1,3}[ \t]*세)"
@@ -175,7 +179,7 @@ def name_in(word: str, shared: frozenset[str] = frozenset(), particles: bool = T
             return None
     preference = {3: 0, 2: 1, 4: 2}
     ranked = sorted(readings, key=lambda r: (r not in shared, -len(r) if r in shared else 0, r not in persons,
-                                             preference[len(r)]))  # fmt: skip
+                                             preference.get(len(r), len(preference))))  # fmt: skip
     legal, words = _not_names()
     if _common_compound(word, particles=True):
         return None  # a compound of nouns and its particles (단독명의|로), whatever a shorter reading
@@ -218,7 +222,8 @@ def _listed_parties(text: str, start: int) -> list[tuple[int, int]]:
     one more than the last on each following line, lines between them (addresses) skipped, up to the next party role
     or a break in the numbering; a list whose first item is no name is none. An item is a name when it is one word
     of two to four syllables that :func:`party_name` takes and that starts with a surname; the dictionary is not
-    asked (``고속상``): the header says it is a party."""
+    asked (``고속상``): the header says it is a party. A particle at the end of a line's word is no part of the name
+    (``피고인 1. 김철수는 ⏎``: a sentence wrapped after the name)."""
     names, expected, position = [], 1, start
     for _ in range(_MAX_LIST_LINES):
         end = text.find("\n", position)
@@ -228,7 +233,9 @@ def _listed_parties(text: str, start: int) -> list[tuple[int, int]]:
         if item and int(item.group("number")) == expected:
             word = item.group("word")
             if word and surname_first(word) and party_name(word):
-                names.append((position + item.start("word"), position + item.end("word")))
+                begin, finish = position + item.start("word"), position + item.end("word")
+                cut = 0 if item.group().rstrip().endswith("(") else final_particles(text, begin, finish)
+                names.append((begin, finish - cut if finish - cut - begin >= 2 else finish))  # 1. 김철수는 ⏎
             elif expected == 1:
                 break  # a list of parties starts with a name (원고 1. 소유권이전등기절차를 ...: no list)
             expected += 1
@@ -343,7 +350,15 @@ class NamedInRoleRecognizer(PatternRecognizer):
     base_score = 0.9
 
     def find(self, text: str) -> list[ScoredSpan]:
-        found = {m.start("word"): (m.group("word"), True) for m in _AFTER_ROLE.finditer(text)}
+        """The names in ``text``, read in its normalised view (a zero-width space inside a name, full-width forms:
+        :mod:`thunder.identifiers.normalize`) and given back as spans of the original characters."""
+        view = normal_view(text)
+        return [replace(span, start=start, end=end) for span in self._find(view.text)
+                for start, end in [view.original_span(span.start, span.end)]]  # fmt: skip
+
+    def _find(self, text: str) -> list[ScoredSpan]:
+        found = {m.start("word"): (m.group("word"), True) for m in _AFTER_ROLE.finditer(text) if m.group("word")}
+        found |= {m.start("quoted"): (m.group("quoted"), False) for m in _AFTER_ROLE.finditer(text) if m.group("quote")}
         found |= {m.start("word"): (m.group("word"), False) for m in _BEFORE_DETAILS.finditer(text)}
         headers = [m.span("name") for m in _PARTY_HEADER.finditer(text) if party_name(m.group("name"))]
         headers += [span for m in _PARTY_LIST.finditer(text) for span in _listed_parties(text, m.end())]
