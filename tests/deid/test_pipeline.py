@@ -422,6 +422,15 @@ def test_a_found_persons_name_never_survives_as_a_word(deid: Deidentifier, monke
         PublicationPolicy(spread_names=1)
 
 
+def test_a_letter_spaced_court_in_a_heading_is_legal_text(deid: Deidentifier) -> None:
+    """A judgment's heading spaces every syllable (서 울 중 앙 지 방 법 원): a model span over one of them is over the
+    court's name, legal text, and dropped; a name after a letter-spaced role is still replaced."""
+    text = "서 울 중 앙 지 방 법 원\n\n판 결\n\n피 고 인 김철수 (800101-1234567)\n"
+    spans = [first_span(text, "앙"), first_span(text, "김철수")]
+    result = deid.apply(text, spans, [0.9] * len(text))
+    assert result.text.startswith("서 울 중 앙 지 방 법 원\n") and "김철수" not in result.text
+
+
 def test_what_the_court_masked_is_not_replaced_again(deid: Deidentifier) -> None:
     """Issue 66: a model span over a court's masked entity and the common words naming it (□□사 납골당) is dropped,
     never spread; a masked name still goes through its recognizer."""

@@ -35,6 +35,7 @@ from thunder.language.court_marks import masked_entities
 from thunder.language.legal import LegalText, official_names
 from thunder.language.particles import PARTICLE_RUN, run_agrees
 from thunder.language.regions import upper_units
+from thunder.language.views import letter_spaced_runs
 
 __all__ = ["Protection", "covered"]
 
@@ -62,6 +63,9 @@ class Protection:
         flags = bytearray(len(text))
         legal = self.legal.find(text) if self.legal else []
         found = [(s.start, s.end, 1 if s.kind == _LEADING_ONLY else 2) for s in legal]
+        for letters, positions in letter_spaced_runs(text) if self.legal else ():  # a heading's 서 울 중 앙 지 방 법 원
+            found += [(positions[s.start], positions[s.end - 1] + 1, 1 if s.kind == _LEADING_ONLY else 2)
+                      for s in self.legal.find(letters)]  # fmt: skip
         found += [(start, end, 1) for start, end in (upper_units(text) if self.regions else ())]
         found += [(o.start, o.end, 2) for o in official_names(text, self.kept_officials)]
         found += [(start, end, 2) for start, end in masked_entities(text)]

@@ -12,6 +12,7 @@ text composed (NFC) as a :class:`TextView`: what is found in it maps back to the
 from __future__ import annotations
 
 import bisect
+import re
 import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -166,3 +167,16 @@ def composed(text: str) -> TextView:
             edits[start] = (position, unicodedata.normalize("NFC", piece))
         start = position
     return TextView.of_edits(text, edits)
+
+
+_LETTER_SPACED = re.compile(r"(?<![가-힣 ])[가-힣](?: [가-힣]){3,}(?![가-힣])")  # 서 울 중 앙 지 방 법 원
+
+
+def letter_spaced_runs(text: str) -> list[tuple[str, list[int]]]:
+    """The letter-spaced runs of Hangul in ``text`` (a judgment's headings space every syllable: ``서 울 중 앙 지 방 법
+    원``; four syllables or more, one space between each), each as its syllables joined and where each one stands."""
+    runs = []
+    for match in _LETTER_SPACED.finditer(text):
+        positions = [match.start() + i for i, char in enumerate(match.group()) if char != " "]
+        runs.append(("".join(text[i] for i in positions), positions))
+    return runs
