@@ -17,9 +17,10 @@ pretrain_steps="${2:-3000}"
 finetune_steps="${3:-2800}"
 precision="${4:-32-true}"
 shared="$(cd "$repo/../shared" && pwd)"
-thunder="$repo/.venv/bin/thunder"
+thunder="${THUNDER:-$repo/.venv/bin/thunder}"  # THUNDER: another thunder command (a test records the calls)
 mkdir -p "$run" && cd "$run"
 resume() { if [ -f "$1" ]; then echo "--ckpt_path $1"; fi; }
+hours() { printf '%02d:%02d:00:00' $(($1 / 24)) $(($1 % 24)); }  # Lightning's max_time: DD:HH:MM:SS
 if [ ! -f runs/small/tokenizer/tokenizer.json ]; then
   "$thunder" tokenizer train --input "[$shared/data/snu-thunder-deid/annotated, $shared/corpus/legal-ko]" \
     --out runs/small/tokenizer --vocab_size 32000
@@ -27,9 +28,9 @@ fi
 # the guards (max_time) allow for cores slower than the configs' and for a run shared with light work
 # shellcheck disable=SC2046
 "$thunder" fit --config "$repo/configs/pretrain/small.yaml" --trainer.precision "$precision" \
-  --trainer.max_steps "$pretrain_steps" --trainer.max_time "00:$((pretrain_steps / 1500 + 1)):00:00" \
+  --trainer.max_steps "$pretrain_steps" --trainer.max_time "$(hours $((pretrain_steps / 1500 + 1)))" \
   $(resume runs/small/pretrain/checkpoints/last.ckpt)
 # shellcheck disable=SC2046
 "$thunder" fit --config "$repo/configs/small.yaml" --trainer.precision "$precision" \
-  --trainer.max_steps "$finetune_steps" --trainer.max_time "00:$((finetune_steps / 1000 + 1)):00:00" \
+  --trainer.max_steps "$finetune_steps" --trainer.max_time "$(hours $((finetune_steps / 1000 + 1)))" \
   $(resume runs/small/finetune/checkpoints/last.ckpt)
