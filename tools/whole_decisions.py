@@ -57,7 +57,6 @@ PRECEDENTS = ROOT / "benchmarks" / "precedents" / "precedents.jsonl"
 NAME = "내국인이름"
 ORGANISATIONS = frozenset({"사업체", "조직", "기관및시설"})  # the taxonomy's categories of companies and bodies
 VERB_LIKE = ("V", "XS", "E", "J")  # parts of speech of a last syllable that reads as no part of a name
-SURVIVORS: Counter[str] = Counter()  # found-name survivors of the published sets, by text
 
 
 def verb_like(name: str) -> bool:
@@ -75,10 +74,11 @@ def name_survivors(deid: Deidentifier, text: str, result: DeidResult) -> Counter
                    if word_of_its_own(result.text, m.start(), m.end()))  # fmt: skip
 
 
-def published_figures(docs: list[dict], results: list[DeidResult], deid: Deidentifier) -> dict[str, dict[str, int]]:
+def published_figures(docs: list[dict], results: list[DeidResult], deid: Deidentifier,
+                      survivors_seen: Counter[str]) -> dict[str, dict[str, int]]:  # fmt: skip
     """Per kind (and ``all``): documents, non-whitespace characters, replaced, of it persons' names
     (:func:`~thunder.language.morphemes.is_person`) and propagated, propagated spans inside a longer word, and
-    found-name survivors (:func:`name_survivors`)."""
+    found-name survivors (:func:`name_survivors`; their texts counted into ``survivors_seen``)."""
     figures: dict[str, Counter[str]] = defaultdict(Counter)
     for record, result in zip(docs, results):
         text = record["text"]
@@ -89,7 +89,7 @@ def published_figures(docs: list[dict], results: list[DeidResult], deid: Deident
             survivors = name_survivors(deid, text, result)
             row["survivors"] += survivors.total()
             if kind == "all":
-                SURVIVORS.update(survivors)
+                survivors_seen.update(survivors)
             for span in result.spans:
                 replaced = sum(not c.isspace() for c in text[span.start : span.end])
                 row["replaced"] += replaced
@@ -200,11 +200,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.cache:
         args.cache.mkdir(parents=True, exist_ok=True)
-    published = {}
+    published, survivors_seen = {}, Counter()
     for name, docs, key in (("precedents (tuned on)", tuned, "precedents"),
                             (f"legal-ko {share}", decisions, f"legal-ko{tag}")):  # fmt: skip
         published[name] = published_figures(docs, run(deid, [r["text"] for r in docs], args.cache, key, args.model),
-                                            deid)  # fmt: skip
+                                            deid, survivors_seen)  # fmt: skip
 
     filler = Filler(recipe, deid.taxonomy)
     synthesizer = filler.synthesizer("heldout")
@@ -225,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\nLeaked names: " + ", ".join(filled["all"]["leaked_names"]))
     print("Leaked organisations: " + ", ".join(filled["all"]["leaked_organisations"]))
     print("Found-name survivors of the published decisions, most common: "
-          + ", ".join(f"{text} {count}" for text, count in SURVIVORS.most_common(30)))  # fmt: skip
+          + ", ".join(f"{text} {count}" for text, count in survivors_seen.most_common(30)))  # fmt: skip
     if args.json:
         args.json.write_text(json.dumps({"published": published, "filled": filled, "policy": policy,
                                          "model": args.model}, ensure_ascii=False, indent=1) + "\n")  # fmt: skip

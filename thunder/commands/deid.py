@@ -11,7 +11,6 @@ some document was not de-identified.
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Callable, Iterator
@@ -176,9 +175,8 @@ def deid_command(
             # the recognizers alone: a model reads names without a sentence around them (a small one takes any
             # word for a name), and output names must stay the same from run to run; the document's own
             # replacements are looked for in its name when it is written (OutputPlan.named)
-            recognizers_only = replace(pipeline, model=None, verify=None, recognizers_only=True)
-            by_recognizers = recognizers_only.build(policy) if pipeline.recognizers != [] else None
-            plan = planned(identifying_names(by_recognizers, pipeline.batch_size)) if by_recognizers else plan
+            names = identifying_names(pipeline, policy)
+            plan = planned(names) if names is not None else plan
         except InputError as error:
             raise SystemExit(f"thunder deid: error: {error}") from None
         except Exception as error:  # fail closed: no output under a name that was not checked

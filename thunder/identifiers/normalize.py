@@ -33,6 +33,7 @@ import unicodedata
 from functools import lru_cache
 from typing import Callable
 
+from thunder.language.markup import NUMERIC_REFERENCE, referenced_character
 from thunder.language.views import TextView
 
 DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2212\u2796\ufe58\ufe63\uff0d"
@@ -83,7 +84,7 @@ _RUNS: tuple[tuple[re.Pattern, str | Callable[[re.Match], str]], ...] = (
     (re.compile(rf"(?<=\d[-{DASHES}]){_BREAK}(?=\d)|(?<=\d){_BREAK}(?=[-{DASHES}]\d)"), ""),  # a wrapped digit group
     (_CUT_GROUP, lambda match: _joined_group(match)),
     (_SPACED_DIGITS, lambda match: re.sub(f"[ {DASHES}]", lambda c: "" if c.group() == " " else "-", match.group())),
-    (re.compile(r"&#(?:([0-9]{1,7})|[xX]([0-9a-fA-F]{1,6}));"), lambda match: _reference(match)),  # &#48; &#x30;
+    (NUMERIC_REFERENCE, lambda match: referenced_character(match.group()) or match.group()),  # &#48; &#x30;
     (re.compile(f"(?<=\\d)[{DIGIT_DASHES}](?=\\d)"), "-"),  # 010ㅡ1234ㅡ5678, 010~1234~5678
     # an address wrapped after a dot (hong@naver.⏎com)
     (re.compile(rf"(?i)(?<=[a-z0-9]\.)[ \t]*\r?\n[ \t]*(?=(?:{_DOMAINS})(?![a-z0-9]))"), ""),
@@ -109,13 +110,6 @@ def _joined_group(match: re.Match) -> str:
     return match.group(1) + match.group(4) if len(before) + len(match.group(4)) == whole else match.group()
 
 
-def _reference(match: re.Match) -> str:
-    """An HTML numeric character reference written as the printable ASCII character it stands for (``&#48;`` 0);
-    any other stays as it is."""
-    code = int(match.group(1)) if match.group(1) is not None else int(match.group(2), 16)
-    return chr(code) if 32 < code < 127 else match.group()
-
-
 @lru_cache(maxsize=2)
 def normal_view(text: str) -> TextView:
     """The normalised view of ``text`` (cached: the recognizers of one document read it in turn)."""
@@ -134,7 +128,8 @@ def normal_view(text: str) -> TextView:
     return TextView.of_edits(text, edits)
 
 
+@lru_cache(maxsize=4096)
 def normal_text(text: str) -> str:
-    """The normalised view's text alone, outside the document cache (an entity's key: ``&#48;10-…`` and ``010-…``,
-    ``김\u200b민수`` and ``김민수`` are one entity)."""
+    """The normalised view's text alone, cached apart from the document's view (an entity's key, asked for every
+    span: ``&#48;10-…`` and ``010-…``, ``김\u200b민수`` and ``김민수`` are one entity)."""
     return normal_view.__wrapped__(text).text

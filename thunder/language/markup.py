@@ -20,7 +20,7 @@ import re
 # a character reference (&nbsp;, &amp;, &#160;, &#xA0;); a markdown table's cell separator
 MARKUP = re.compile(r"<!--.{0,4096}?-->|<<<?/?[^<>\n]{1,40}>>>?|<[/!?]?[A-Za-z][A-Za-z0-9:._-]*(?:\s[^<>]*)?/?>"
                     r"|&(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});|\|", re.DOTALL)
-_NUMERIC_REFERENCE = re.compile(r"&#(?:([0-9]{1,7})|[xX]([0-9A-Fa-f]{1,6}));")
+NUMERIC_REFERENCE = re.compile(r"&#(?:([0-9]{1,7})|[xX]([0-9A-Fa-f]{1,6}));")
 _CLOSING_TAGS = re.compile(r"(?:</[A-Za-z][A-Za-z0-9:._-]*\s*>|<<</[^<>\n]{1,40}>>>?)+")
 
 
@@ -57,15 +57,22 @@ class Markup:
         return pieces
 
 
+def referenced_character(reference: str) -> str | None:
+    """The printable ASCII character a numeric character reference stands for (``&#48;``, ``&#x30;``: ``0``); None
+    for any other text or character."""
+    found = NUMERIC_REFERENCE.fullmatch(reference)
+    if found is None:
+        return None
+    code = int(found.group(1)) if found.group(1) is not None else int(found.group(2), 16)
+    return chr(code) if 32 < code < 127 else None
+
+
 def written_character(markup: str) -> bool:
     """Whether a piece of markup is a numeric character reference standing for a letter, a digit or a character of
     an address (``&#48;``: 0, ``&#x40;``: @): text written another way, which an identifier may be made of, not
     markup between two pieces of text."""
-    found = _NUMERIC_REFERENCE.fullmatch(markup)
-    if found is None:
-        return False
-    code = int(found.group(1)) if found.group(1) is not None else int(found.group(2), 16)
-    return code < 128 and (chr(code).isalnum() or chr(code) in "-@._+")
+    char = referenced_character(markup)
+    return char is not None and (char.isalnum() or char in "-@._+")
 
 
 def closing_markup(text: str) -> int:

@@ -27,7 +27,10 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
+from thunder.deid.pipeline import PipelineOptions
+from thunder.deid.policy import PublicationPolicy
 from thunder.documents.sources import InputError, Listing, read_jsonl
+from thunder.runs.settings import files_sha256
 
 HIDDEN_PREFIX = "doc-"
 HIDDEN_DIGITS = 20
@@ -83,14 +86,11 @@ class Slot:
         return replace(self, name=self.hidden_name, out_id=self.hidden_name)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=None)
 def _file_digest(path: str, modified: int, size: int) -> bytes:
-    """The SHA-256 of a file's bytes (cached while it keeps its time and size: many records share one file)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as stream:
-        while chunk := stream.read(1 << 20):
-            digest.update(chunk)
-    return digest.digest()
+    """The SHA-256 of a file's bytes (cached while it keeps its time and size: many records share one file, and a
+    run plans its outputs twice)."""
+    return bytes.fromhex(files_sha256(path))
 
 
 def name_pieces(name: str) -> tuple[list[str], str]:
@@ -133,14 +133,17 @@ def readable(name: str) -> str:
     return _LETTER_DASH.sub(" ", name.replace("_", " "))
 
 
-def identifying_names(deidentifier: Any, batch_size: int) -> Callable[[list[str]], list[bool]]:
-    """Whether ``deidentifier`` (the recognizers alone: names have no sentence around them for a model to read, and
-    must stay the same from run to run) finds an identifier in each of some names."""
+def identifying_names(pipeline: PipelineOptions, policy: PublicationPolicy) -> Callable[[list[str]], list[bool]] | None:
+    """Whether the pipeline's recognizers, alone (names have no sentence around them for a model to read, and must
+    stay the same from run to run), find an identifier in each of some names; None when it runs no recognizer."""
+    if pipeline.recognizers == []:
+        return None
+    deidentifier = replace(pipeline, model=None, verify=None, recognizers_only=True).build(policy)
 
     def identifying(names: list[str]) -> list[bool]:
         found = []
-        for i in range(0, len(names), batch_size):  # as deidentify_batch, which counts the documents' batches
-            texts = names[i : i + batch_size]
+        for i in range(0, len(names), pipeline.batch_size):  # as deidentify_batch, which counts the documents' batches
+            texts = names[i : i + pipeline.batch_size]
             found += [bool(deidentifier.finish(t, p).spans) for t, p in zip(texts, deidentifier.predict_tokens(texts))]
         return found
 

@@ -29,7 +29,7 @@ import json
 import re
 import signal
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Collection, Sequence
 
@@ -329,9 +329,8 @@ class DeidWriter(BasePredictionWriter):
         slots = [Slot(output_name(ref.output, self.out_format) if ref.offset is None else ref.output, ref.id,
                       where=ref.where, source=Path(ref.path), key=ref.output) for ref in readable]  # fmt: skip
         pipeline = getattr(pl_module, "pipeline", None)
-        if isinstance(pipeline, PipelineOptions) and pipeline.recognizers != []:  # names hold no identifier
-            recognizers_only = replace(pipeline, model=None, verify=None, recognizers_only=True)
-            names = identifying_names(recognizers_only.build(pl_module.policy), pipeline.batch_size)
+        names = identifying_names(pipeline, pl_module.policy) if isinstance(pipeline, PipelineOptions) else None
+        if names is not None:  # names hold no identifier
             slots = hide_identifying(slots, names)
         plan = OutputPlan("thunder predict", Layout.PER_DOCUMENT, self.output_dir, corpus.listing, slots,
                           total=len(corpus.refs), spans=self.spans,
